@@ -1,0 +1,348 @@
+package esstandin
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// bulkMeta is the metadata object of a bulk action line. Unknown keys make Elasticsearch reject the
+// whole request, and so does the stand-in.
+type bulkMeta struct {
+	Index             string          `json:"_index"`
+	ID                string          `json:"_id"`
+	Routing           string          `json:"routing"`
+	Pipeline          string          `json:"pipeline"`
+	RequireAlias      *bool           `json:"require_alias"`
+	RequireDataStream *bool           `json:"require_data_stream"`
+	DynamicTemplates  json.RawMessage `json:"dynamic_templates"`
+	IfSeqNo           *int64          `json:"if_seq_no"`
+	IfPrimaryTerm     *int64          `json:"if_primary_term"`
+	Version           *int64          `json:"version"`
+	VersionType       string          `json:"version_type"`
+	OpType            string          `json:"op_type"`
+}
+
+// requestError is an error Elasticsearch returns for a whole request.
+type requestError struct {
+	status int
+	kind   string
+	reason string
+}
+
+func (e *requestError) Error() string { return e.kind + ": " + e.reason }
+
+func (e *requestError) body() map[string]any {
+	cause := map[string]any{"type": e.kind, "reason": e.reason}
+	return map[string]any{
+		"error":  map[string]any{"root_cause": []any{cause}, "type": e.kind, "reason": e.reason},
+		"status": e.status,
+	}
+}
+
+// itemError is a per-item failure inside a 200 bulk response.
+type itemError struct {
+	status int
+	kind   string
+	reason string
+}
+
+// bulkItem is one parsed action with its document.
+type bulkItem struct {
+	action string
+	meta   bulkMeta
+	source []byte
+}
+
+// parseBulk splits an NDJSON bulk body into items, failing the whole request where Elasticsearch
+// does: malformed action lines, unknown actions or parameters, a missing final newline.
+func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, &requestError{http.StatusBadRequest, "action_request_validation_exception", "Validation Failed: 1: no requests added;"}
+	}
+	if body[len(body)-1] != '\n' {
+		return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception", "The bulk request must be terminated by a newline [\\n]"}
+	}
+	var items []bulkItem
+	line := 0
+	next := func() ([]byte, bool) {
+		for len(body) > 0 {
+			i := bytes.IndexByte(body, '\n')
+			l := body[:i]
+			body = body[i+1:]
+			line++
+			if len(bytes.TrimSpace(l)) > 0 {
+				return l, true
+			}
+		}
+		return nil, false
+	}
+	for {
+		actionLine, ok := next()
+		if !ok {
+			break
+		}
+		var action map[string]json.RawMessage
+		if err := json.Unmarshal(actionLine, &action); err != nil {
+			return nil, &requestError{http.StatusBadRequest, "x_content_parse_exception",
+				fmt.Sprintf("Malformed action/metadata line [%d], expected START_OBJECT: %v", line, err)}
+		}
+		if len(action) != 1 {
+			return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception",
+				fmt.Sprintf("Malformed action/metadata line [%d], expected a single action but found [%d]", line, len(action))}
+		}
+		var it bulkItem
+		var rawMeta json.RawMessage
+		for k, v := range action {
+			it.action, rawMeta = k, v
+		}
+		switch it.action {
+		case "create", "index", "update", "delete":
+		default:
+			return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception",
+				fmt.Sprintf("Malformed action/metadata line [%d], expected field [create], [delete], [index] or [update] but found [%s]", line, it.action)}
+		}
+		dec := json.NewDecoder(bytes.NewReader(rawMeta))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&it.meta); err != nil {
+			return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception",
+				fmt.Sprintf("Action/metadata line [%d] is invalid: %v", line, err)}
+		}
+		if it.meta.Index == "" {
+			it.meta.Index = defaultIndex
+		}
+		if it.meta.Index == "" {
+			return nil, &requestError{http.StatusBadRequest, "action_request_validation_exception", "Validation Failed: 1: index is missing;"}
+		}
+		if it.action != "delete" {
+			src, ok := next()
+			if !ok {
+				return nil, &requestError{http.StatusBadRequest, "action_request_validation_exception",
+					fmt.Sprintf("Validation Failed: 1: source is missing for the action on line [%d];", line)}
+			}
+			it.source = src
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// handleBulk serves POST|PUT /_bulk and /{index}/_bulk.
+func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex string) {
+	start := time.Now()
+	faults := s.Faults()
+	body, rerr := readBody(r, s.opts.MaxContentLength)
+	if rerr == nil {
+		rerr = s.injectRequestFaults(r, faults)
+	}
+	if rerr != nil {
+		s.store.countRequest(int64(len(body)), true, nil)
+		writeJSON(w, rerr.status, rerr.body())
+		return
+	}
+	items, rerr := parseBulk(body, defaultIndex)
+	if rerr != nil {
+		s.store.countRequest(int64(len(body)), true, nil)
+		writeJSON(w, rerr.status, rerr.body())
+		return
+	}
+	requireDS := r.URL.Query().Get("require_data_stream") == "true"
+
+	results := make([]any, 0, len(items))
+	accepted := make([]Document, 0, len(items))
+	rejected := map[string]int{}
+	anyError := false
+	for _, it := range items {
+		doc, name, ierr := s.indexItem(it, requireDS, faults)
+		res := map[string]any{"_index": name}
+		if ierr != nil {
+			anyError = true
+			rejected[ierr.kind]++
+			if it.meta.ID != "" {
+				res["_id"] = it.meta.ID
+			}
+			res["status"] = ierr.status
+			res["error"] = map[string]any{"type": ierr.kind, "reason": ierr.reason}
+		} else {
+			accepted = append(accepted, doc)
+			res["_id"] = doc.ID
+			res["_version"] = 1
+			res["result"] = "created"
+			res["_shards"] = map[string]any{"total": 1, "successful": 1, "failed": 0}
+			res["_seq_no"] = s.seqNo.Add(1) - 1
+			res["_primary_term"] = 1
+			res["status"] = http.StatusCreated
+		}
+		results = append(results, map[string]any{it.action: res})
+	}
+	if err := s.store.add(accepted); err != nil {
+		s.store.countRequest(int64(len(body)), true, nil)
+		writeJSON(w, http.StatusInternalServerError, (&requestError{http.StatusInternalServerError, "exception", err.Error()}).body())
+		return
+	}
+	s.store.countRequest(int64(len(body)), false, rejected)
+	resp := any(map[string]any{"took": time.Since(start).Milliseconds(), "errors": anyError, "items": results})
+	if fp := r.URL.Query().Get("filter_path"); fp != "" {
+		resp = filterPath(resp, fp)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// injectRequestFaults sleeps for the configured latency and fails whole requests as configured.
+func (s *Server) injectRequestFaults(r *http.Request, f Faults) *requestError {
+	if d := time.Duration(f.Latency); d > 0 || f.LatencyJitter > 0 {
+		if f.LatencyJitter > 0 {
+			d += rand.N(time.Duration(f.LatencyJitter))
+		}
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+		}
+	}
+	if f.RequestUnavailableFraction > 0 && rand.Float64() < f.RequestUnavailableFraction {
+		return &requestError{http.StatusServiceUnavailable, "unavailable_shards_exception",
+			"[es-standin] injected fault: primary shard is not active"}
+	}
+	return nil
+}
+
+// indexItem validates and stores one item the way Elasticsearch would, returning the document, the
+// index name to report, or a per-item error.
+func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, string, *itemError) {
+	name := it.meta.Index
+	if it.meta.RequireDataStream != nil {
+		requireDS = *it.meta.RequireDataStream
+	}
+	if it.action == "update" || it.action == "delete" {
+		return Document{}, name, &itemError{http.StatusBadRequest, "illegal_argument_exception",
+			"[es-standin] the [" + it.action + "] action is not implemented by the stand-in"}
+	}
+	if reason := invalidIndexName(name); reason != "" {
+		return Document{}, name, &itemError{http.StatusBadRequest, "invalid_index_name_exception",
+			"Invalid index name [" + name + "], " + reason}
+	}
+	if f.ItemTooManyRequestsFraction > 0 && rand.Float64() < f.ItemTooManyRequestsFraction {
+		return Document{}, name, &itemError{http.StatusTooManyRequests, "es_rejected_execution_exception",
+			"[es-standin] injected fault: rejected execution of coordinating operation"}
+	}
+	tgt, ok := s.catalog.resolve(name, requireDS)
+	if !ok {
+		return Document{}, name, &itemError{http.StatusNotFound, "index_not_found_exception",
+			"no such index [" + name + "] and [require_data_stream] request flag is [true] and [" + name + "] is not a data stream"}
+	}
+	if tgt.dataStream && it.action != "create" {
+		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "illegal_argument_exception",
+			"only write ops with an op_type of create are allowed in data streams"}
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(it.source, &fields); err != nil {
+		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "document_parsing_exception",
+			"[1:1] failed to parse: " + err.Error()}
+	}
+	if _, ok := fields["@timestamp"]; tgt.dataStream && !ok {
+		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "document_parsing_exception",
+			"data stream timestamp field [@timestamp] is missing"}
+	}
+	id := it.meta.ID
+	if id == "" {
+		id = "sd" + strconv.FormatInt(s.idSeq.Add(1), 36)
+	} else if !s.claimID(name, id) {
+		return Document{}, tgt.backingIndex, &itemError{http.StatusConflict, "version_conflict_engine_exception",
+			"[" + id + "]: version conflict, document already exists (current version [1])"}
+	}
+	src := make([]byte, len(it.source))
+	copy(src, it.source)
+	doc := Document{Index: name, ID: id, Source: src, SpanID: spanIDOf(fields), service: serviceOf(fields)}
+	if doc.SpanID != "" {
+		// Span events (otel mode: one log document per event) share their span's id, so the event
+		// name and timestamp are part of what makes a document a duplicate.
+		doc.dedupKey = name + "/" + doc.SpanID + "/" + string(fields["event_name"]) + "/" + string(fields["@timestamp"])
+	}
+	return doc, tgt.backingIndex, nil
+}
+
+// claimID records an explicit document id, reporting false when it exists already.
+func (s *Server) claimID(index, id string) bool {
+	s.idsMu.Lock()
+	defer s.idsMu.Unlock()
+	key := index + "/" + id
+	if _, ok := s.ids[key]; ok {
+		return false
+	}
+	s.ids[key] = struct{}{}
+	return true
+}
+
+// invalidIndexName applies Elasticsearch's index name rules, returning why a name is invalid.
+func invalidIndexName(name string) string {
+	switch {
+	case name != strings.ToLower(name):
+		return "must be lowercase"
+	case strings.HasPrefix(name, "_") || strings.HasPrefix(name, "-") || strings.HasPrefix(name, "+"):
+		return "must not start with '_', '-', or '+'"
+	case strings.ContainsAny(name, `\/*?"<>| ,#:`):
+		return `must not contain the following characters [ , ", *, \, <, |, ?, /, >, #, :]`
+	case len(name) > 255:
+		return "index name is too long"
+	}
+	return ""
+}
+
+// spanIDOf finds a span id in the exporter's otel ("span_id"), ECS ("span.id") or raw ("SpanId")
+// document shapes.
+func spanIDOf(fields map[string]json.RawMessage) string {
+	var id string
+	for _, k := range []string{"span_id", "SpanId", "span.id"} {
+		if raw, ok := fields[k]; ok && json.Unmarshal(raw, &id) == nil && id != "" {
+			return id
+		}
+	}
+	if raw, ok := fields["span"]; ok {
+		var span struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(raw, &span) == nil {
+			return span.ID
+		}
+	}
+	return ""
+}
+
+// serviceOf finds the service name in the otel (resource.attributes."service.name"), ECS
+// (service.name) or raw (Resource."service.name") document shapes.
+func serviceOf(fields map[string]json.RawMessage) string {
+	var doc struct {
+		Resource struct {
+			Attributes struct {
+				ServiceName string `json:"service.name"`
+			} `json:"attributes"`
+		} `json:"resource"`
+		Service struct {
+			Name string `json:"name"`
+		} `json:"service"`
+	}
+	if raw, ok := fields["resource"]; ok && json.Unmarshal(raw, &doc.Resource) == nil && doc.Resource.Attributes.ServiceName != "" {
+		return doc.Resource.Attributes.ServiceName
+	}
+	if raw, ok := fields["service"]; ok && json.Unmarshal(raw, &doc.Service) == nil && doc.Service.Name != "" {
+		return doc.Service.Name
+	}
+	var raw struct {
+		ServiceName string `json:"service.name"`
+	}
+	if r, ok := fields["Resource"]; ok && json.Unmarshal(r, &raw) == nil {
+		return raw.ServiceName
+	}
+	if r, ok := fields["service.name"]; ok {
+		var name string
+		if json.Unmarshal(r, &name) == nil {
+			return name
+		}
+	}
+	return ""
+}

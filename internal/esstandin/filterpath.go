@@ -1,0 +1,94 @@
+package esstandin
+
+import (
+	"path"
+	"strings"
+)
+
+// filterPath applies Elasticsearch's filter_path response filtering to a decoded JSON value.
+// Supported: comma-separated dotted paths, "*" (and other path.Match globs) within a segment and
+// "**" for any depth. Arrays are transparent, as in Elasticsearch. Exclusions ("-path") are not
+// supported and are ignored, so the response is never narrower than asked.
+func filterPath(v any, filter string) any {
+	var patterns [][]string
+	for _, p := range strings.Split(filter, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" || strings.HasPrefix(p, "-") {
+			continue
+		}
+		patterns = append(patterns, strings.Split(p, "."))
+	}
+	if len(patterns) == 0 {
+		return v
+	}
+	out, ok := filterValue(v, patterns)
+	if !ok {
+		return map[string]any{}
+	}
+	return out
+}
+
+// filterValue returns the parts of v selected by patterns, and false when nothing is selected.
+func filterValue(v any, patterns [][]string) (any, bool) {
+	switch t := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, child := range t {
+			next, whole := advance(patterns, k)
+			if whole {
+				out[k] = child
+				continue
+			}
+			if len(next) == 0 {
+				continue
+			}
+			if fv, ok := filterValue(child, next); ok {
+				out[k] = fv
+			}
+		}
+		return out, len(out) > 0
+	case []any:
+		var out []any
+		for _, e := range t {
+			if fv, ok := filterValue(e, patterns); ok {
+				out = append(out, fv)
+			}
+		}
+		return out, len(out) > 0
+	default:
+		// A scalar where the pattern still expects deeper keys is not selected.
+		return nil, false
+	}
+}
+
+// advance moves every pattern past key: whole is true when some pattern ends at key (the value is
+// kept as is); next holds the patterns that continue below it.
+func advance(patterns [][]string, key string) (next [][]string, whole bool) {
+	for _, p := range patterns {
+		n, w := advanceOne(p, key)
+		whole = whole || w
+		next = append(next, n...)
+	}
+	return next, whole
+}
+
+func advanceOne(p []string, key string) (next [][]string, whole bool) {
+	if len(p) == 0 {
+		return nil, false
+	}
+	if p[0] == "**" {
+		if len(p) == 1 {
+			return nil, true
+		}
+		// "**" either stays for a deeper level or is consumed here.
+		n, w := advanceOne(p[1:], key)
+		return append(n, p), w
+	}
+	if ok, _ := path.Match(p[0], key); !ok {
+		return nil, false
+	}
+	if len(p) == 1 {
+		return nil, true
+	}
+	return [][]string{p[1:]}, false
+}
