@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"strings"
 	"sync"
 
 	"github.com/openzipkin/zipkin-go"
@@ -100,7 +101,7 @@ func sendZipkinJSON(_ context.Context, ep Endpoints, service string, n int) ([]S
 			TraceID:      s.TraceID.String(),
 			SpanID:       s.ID.String(),
 			ParentSpanID: parent,
-			Name:         s.Name,
+			Name:         strings.ToLower(s.Name), // zipkin-go lowercases names on the wire, per the Zipkin v2 model
 			Kind:         p[i].kind,
 			StatusCode:   statusName(p[i].failed),
 			Service:      service,

@@ -1,0 +1,189 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tracegate/tracegate/internal/collectorproc"
+	"github.com/tracegate/tracegate/internal/esstandin"
+	"github.com/tracegate/tracegate/internal/tracesend"
+)
+
+// repoRoot is where the Makefile is; the tests run in test/e2e.
+var repoRoot = func() string {
+	abs, err := filepath.Abs("../..")
+	if err != nil {
+		panic(err)
+	}
+	return abs
+}()
+
+// binary is the collector under test: bin/tracegate unless TRACEGATE_BIN says otherwise.
+func binary(t *testing.T) string {
+	t.Helper()
+	if b := os.Getenv("TRACEGATE_BIN"); b != "" {
+		return b
+	}
+	b := filepath.Join(repoRoot, "bin", "tracegate")
+	if _, err := os.Stat(b); err != nil {
+		t.Fatalf("%s is missing: run `make build` (or `make test`, which builds it) first", b)
+	}
+	return b
+}
+
+// gateway is a running tracegate pointed at an in-process Elasticsearch stand-in.
+type gateway struct {
+	es        *esstandin.Server
+	proc      *collectorproc.Process
+	endpoints tracesend.Endpoints
+}
+
+// startGateway runs tracegate with configs/<config> on free loopback ports (an overlay config
+// replaces only the listen addresses) and ELASTICSEARCH_URL naming the stand-in twice, so the
+// comma-separated convention is exercised too. The collector's log is printed if the test fails.
+func startGateway(t *testing.T, config string) *gateway {
+	t.Helper()
+	es, err := esstandin.New(esstandin.Options{KeepDocuments: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := es.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = es.Close() })
+
+	tcp := func() string {
+		p, err := collectorproc.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	udp := func() string {
+		p, err := collectorproc.FreeUDPPort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	g := &gateway{es: es, endpoints: tracesend.Endpoints{
+		OTLPGRPC: tcp(), OTLPHTTP: tcp(), Zipkin: tcp(), JaegerHTTP: tcp(), JaegerCompact: udp(),
+	}}
+	health, metricsPort := tcp(), 0
+	if metricsPort, err = collectorproc.FreePort(); err != nil {
+		t.Fatal(err)
+	}
+	overlay := map[string]any{
+		"receivers": map[string]any{
+			"otlp":   map[string]any{"protocols": map[string]any{"grpc": map[string]any{"endpoint": g.endpoints.OTLPGRPC}, "http": map[string]any{"endpoint": g.endpoints.OTLPHTTP}}},
+			"zipkin": map[string]any{"endpoint": g.endpoints.Zipkin},
+			"jaeger": map[string]any{"protocols": map[string]any{
+				"grpc":           map[string]any{"endpoint": tcp()},
+				"thrift_http":    map[string]any{"endpoint": g.endpoints.JaegerHTTP},
+				"thrift_compact": map[string]any{"endpoint": g.endpoints.JaegerCompact},
+				"thrift_binary":  map[string]any{"endpoint": udp()},
+			}},
+		},
+		"extensions": map[string]any{
+			"health_check": map[string]any{"endpoint": health},
+			"pprof":        map[string]any{"endpoint": tcp()},
+			"zpages":       map[string]any{"endpoint": tcp()},
+		},
+		"service": map[string]any{"telemetry": map[string]any{"metrics": map[string]any{"readers": []any{
+			map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{"host": "127.0.0.1", "port": metricsPort}}}},
+		}}}},
+	}
+	// JSON is YAML, so the overlay needs no YAML library.
+	b, err := json.Marshal(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlayPath := filepath.Join(t.TempDir(), "ports.yaml")
+	if err := os.WriteFile(overlayPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	proc, err := collectorproc.Start(ctx, collectorproc.Options{
+		Binary:    binary(t),
+		Args:      []string{"--config", filepath.Join(repoRoot, "configs", config), "--config", overlayPath},
+		Env:       []string{"ELASTICSEARCH_URL=" + es.URL() + "," + es.URL()},
+		HealthURL: "http://" + health + "/",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.proc = proc
+	t.Cleanup(func() {
+		if err := proc.Stop(30 * time.Second); err != nil {
+			t.Errorf("stopping tracegate: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("tracegate log:\n%s", proc.Log())
+		}
+	})
+	return g
+}
+
+// otelDoc is the part of an otel-mode span document the tests check.
+type otelDoc struct {
+	TraceID      string         `json:"trace_id"`
+	SpanID       string         `json:"span_id"`
+	ParentSpanID string         `json:"parent_span_id"`
+	Name         string         `json:"name"`
+	Kind         string         `json:"kind"`
+	Attributes   map[string]any `json:"attributes"`
+	Status       struct {
+		Code string `json:"code"`
+	} `json:"status"`
+	Resource struct {
+		Attributes map[string]any `json:"attributes"`
+	} `json:"resource"`
+}
+
+// checkArrivedOnce asserts that every sent span is in the stand-in exactly once, in a traces data
+// stream, with its identity, name, kind, status, service and attributes intact.
+func checkArrivedOnce(t *testing.T, docs []esstandin.Document, sent []tracesend.Span) {
+	t.Helper()
+	byID := map[string][]otelDoc{}
+	for _, d := range docs {
+		if !strings.HasPrefix(d.Index, "traces-") {
+			continue
+		}
+		var od otelDoc
+		if err := json.Unmarshal(d.Source, &od); err != nil {
+			t.Fatalf("document %s in %s: %v", d.ID, d.Index, err)
+		}
+		byID[od.TraceID+"/"+od.SpanID] = append(byID[od.TraceID+"/"+od.SpanID], od)
+	}
+	for _, s := range sent {
+		got := byID[s.TraceID+"/"+s.SpanID]
+		if len(got) != 1 {
+			t.Errorf("span %s/%s (%s, %s): arrived %d times, want once", s.TraceID, s.SpanID, s.Service, s.Name, len(got))
+			continue
+		}
+		d := got[0]
+		for _, c := range []struct{ field, got, want string }{
+			{"parent_span_id", d.ParentSpanID, s.ParentSpanID},
+			{"name", d.Name, s.Name},
+			{"kind", d.Kind, s.Kind},
+			{"status.code", d.Status.Code, s.StatusCode},
+			{"service.name", fmt.Sprint(d.Resource.Attributes["service.name"]), s.Service},
+		} {
+			if c.got != c.want {
+				t.Errorf("span %s (%s): %s = %q, want %q", s.SpanID, s.Service, c.field, c.got, c.want)
+			}
+		}
+		for k, want := range s.Attributes {
+			if got, ok := d.Attributes[k]; !ok || got != want {
+				t.Errorf("span %s (%s): attribute %s = %#v, want %#v", s.SpanID, s.Service, k, got, want)
+			}
+		}
+	}
+}
