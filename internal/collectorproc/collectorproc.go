@@ -43,6 +43,14 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 30 * time.Second
 	}
+	if o.HealthURL != "" {
+		// A health check that answers before we started belongs to another process, which would
+		// make every later check meaningless.
+		if resp, err := http.Get(o.HealthURL); err == nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%s already answers: another collector is running on that port", o.HealthURL)
+		}
+	}
 	p := &Process{log: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(o.Binary, o.Args...)
 	p.cmd.Env = append(os.Environ(), o.Env...)

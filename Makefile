@@ -1,0 +1,64 @@
+# tracegate: an OpenTelemetry Collector distribution for trace ingestion into Elasticsearch.
+# Requirements: Go (the version in go.mod or newer) and make. Everything else comes from the Go
+# module proxy, pinned: ocb through the tool directive of internal/tools/go.mod.
+
+GO        ?= go
+TOOLS      = $(GO) tool -modfile=internal/tools/go.mod
+VERSION   := $(shell sed -n 's/^  version: *//p' builder-config.yaml)
+BINARY     = bin/tracegate
+CONFIGS    = $(wildcard configs/*.yaml)
+# Go packages of our own module (the generated cmd/tracegate is a module of its own).
+PKGS       = ./...
+TEST_FLAGS ?= -count=1 -timeout 15m
+
+.PHONY: all build generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin clean help
+
+all: build
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
+
+build: ## build bin/tracegate (version $(VERSION), from builder-config.yaml) from the committed cmd/tracegate
+	cd cmd/tracegate && $(GO) build -trimpath -ldflags "-s -w" -o ../../$(BINARY) .
+	@./$(BINARY) --version
+
+generate: ## regenerate cmd/tracegate with ocb from builder-config.yaml
+	$(TOOLS) builder --config builder-config.yaml --skip-compilation
+
+check-generated: generate ## fail when cmd/tracegate is stale against builder-config.yaml
+	@git diff --exit-code --stat -- cmd/tracegate || { echo "cmd/tracegate is stale: run 'make generate' and commit it"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- cmd/tracegate | grep -v '^?? cmd/tracegate/tracegate$$')" || \
+		{ git status --porcelain -- cmd/tracegate; echo "cmd/tracegate has uncommitted generated files"; exit 1; }
+
+lint: ## gofmt, go vet (both modules)
+	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
+	$(GO) vet $(PKGS)
+	cd cmd/tracegate && $(GO) vet ./...
+
+validate-configs: build ## validate every file in configs/ with the built binary
+	@for c in $(CONFIGS); do ./$(BINARY) validate --config $$c && echo "valid: $$c" || exit 1; done
+
+unit-test: ## unit tests of our packages (race detector on)
+	$(GO) test $(TEST_FLAGS) -race $$($(GO) list $(PKGS) | grep -v /test/e2e)
+
+e2e-test: build ## end-to-end tests through bin/tracegate and the Elasticsearch stand-in
+	$(GO) test $(TEST_FLAGS) ./test/e2e/...
+
+fuzz: ## run every fuzz test for FUZZTIME each (default 5s)
+	@for p in $$($(GO) list $(PKGS)); do \
+		for f in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-5s} $$p || exit 1; done; done
+
+test: lint check-generated validate-configs unit-test fuzz e2e-test ## everything CI runs
+
+demo: build ## stand-in + tracegate on the standard ports, traces over every protocol, counts per protocol
+	$(GO) run ./cmd/tracegate-demo
+
+run: build ## run tracegate with configs/default.yaml (ELASTICSEARCH_URL, default http://localhost:9200)
+	./$(BINARY) --config configs/default.yaml
+
+es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:9200
+	$(GO) run ./cmd/es-standin
+
+clean: ## remove build output
+	rm -rf bin cmd/tracegate/tracegate

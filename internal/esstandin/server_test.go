@@ -1,0 +1,440 @@
+package esstandin
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// exporterFilter is the filter_path the contrib elasticsearch exporter sends on every bulk.
+const exporterFilter = "items.*._index,items.*.status,items.*.failure_store,items.*.error.type,items.*.error.reason"
+
+func newTestServer(t *testing.T, opts Options) (*Server, *httptest.Server) {
+	t.Helper()
+	opts.KeepDocuments = true
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.catalog.today = func() string { return "2026.11.30" }
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return s, hs
+}
+
+type bulkItemResult struct {
+	Index  string `json:"_index"`
+	ID     string `json:"_id"`
+	Status int    `json:"status"`
+	Error  struct {
+		Type   string `json:"type"`
+		Reason string `json:"reason"`
+	} `json:"error"`
+}
+
+func post(t *testing.T, url, contentType string, body []byte, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Header.Get("X-Elastic-Product"); got != "Elasticsearch" {
+		t.Errorf("X-Elastic-Product = %q on %s", got, resp.Status)
+	}
+	return resp, b
+}
+
+// bulkItems posts body and decodes the positional items of a 200 response.
+func bulkItems(t *testing.T, url, body string) []bulkItemResult {
+	t.Helper()
+	resp, b := post(t, url, "application/x-ndjson", []byte(body), nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	var r struct {
+		Items []map[string]bulkItemResult `json:"items"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	var out []bulkItemResult
+	for _, it := range r.Items {
+		if len(it) != 1 {
+			t.Fatalf("item with %d actions: %s", len(it), b)
+		}
+		for _, v := range it {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func TestBulkItems(t *testing.T) {
+	const spanDoc = `{"@timestamp":"1700000000000.0","span_id":"0405","resource":{"attributes":{"service.name":"cart"}}}`
+	tests := []struct {
+		name       string
+		version    string
+		query      string
+		body       string
+		wantStatus []int
+		wantIndex  []string
+		wantError  []string
+	}{
+		{
+			name: "create into an otel data stream", query: "?require_data_stream=true",
+			body:       `{"create":{"_index":"traces-generic.otel-default"}}` + "\n" + spanDoc + "\n",
+			wantStatus: []int{201}, wantIndex: []string{".ds-traces-generic.otel-default-2026.11.30-000001"}, wantError: []string{""},
+		},
+		{
+			name: "no template matches an ecs data stream", query: "?require_data_stream=true",
+			body:       `{"create":{"_index":"traces-generic-default"}}` + "\n" + spanDoc + "\n",
+			wantStatus: []int{404}, wantIndex: []string{"traces-generic-default"}, wantError: []string{"index_not_found_exception"},
+		},
+		{
+			name: "8.13 has no otel templates", version: "8.13.4", query: "?require_data_stream=true",
+			body:       `{"create":{"_index":"traces-generic.otel-default"}}` + "\n" + spanDoc + "\n",
+			wantStatus: []int{404}, wantIndex: []string{"traces-generic.otel-default"}, wantError: []string{"index_not_found_exception"},
+		},
+		{
+			name: "index op into a data stream",
+			body: `{"index":{"_index":"logs-app-default"}}` + "\n" + spanDoc + "\n",
+			wantStatus: []int{400}, wantIndex: []string{".ds-logs-app-default-2026.11.30-000001"}, wantError: []string{"illegal_argument_exception"},
+		},
+		{
+			name: "data stream document without @timestamp",
+			body: `{"create":{"_index":"logs-app-default"}}` + "\n" + `{"a":1}` + "\n",
+			wantStatus: []int{400}, wantIndex: []string{".ds-logs-app-default-2026.11.30-000001"}, wantError: []string{"document_parsing_exception"},
+		},
+		{
+			name: "source is not json, others still indexed",
+			body: `{"create":{"_index":"plain"}}` + "\n" + `{"a":` + "\n" + `{"create":{"_index":"plain"}}` + "\n" + `{"a":1}` + "\n",
+			wantStatus: []int{400, 201}, wantIndex: []string{"plain", "plain"}, wantError: []string{"document_parsing_exception", ""},
+		},
+		{
+			name: "index from the path, plain index, index op",
+			query: "", body: `{"index":{}}` + "\n" + `{"a":1}` + "\n",
+			wantStatus: []int{201}, wantIndex: []string{"frompath"}, wantError: []string{""},
+		},
+		{
+			name: "explicit id twice",
+			body: `{"create":{"_index":"plain","_id":"x"}}` + "\n" + `{"a":1}` + "\n" + `{"create":{"_index":"plain","_id":"x"}}` + "\n" + `{"a":2}` + "\n",
+			wantStatus: []int{201, 409}, wantIndex: []string{"plain", "plain"}, wantError: []string{"", "version_conflict_engine_exception"},
+		},
+		{
+			name: "invalid index name",
+			body: `{"create":{"_index":"Traces"}}` + "\n" + `{"a":1}` + "\n",
+			wantStatus: []int{400}, wantIndex: []string{"Traces"}, wantError: []string{"invalid_index_name_exception"},
+		},
+		{
+			name: "delete is not implemented",
+			body: `{"delete":{"_index":"plain","_id":"x"}}` + "\n",
+			wantStatus: []int{400}, wantIndex: []string{"plain"}, wantError: []string{"illegal_argument_exception"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, hs := newTestServer(t, Options{Version: tt.version})
+			url := hs.URL + "/_bulk"
+			if strings.Contains(tt.name, "from the path") {
+				url = hs.URL + "/frompath/_bulk"
+			}
+			items := bulkItems(t, url+tt.query, tt.body)
+			if len(items) != len(tt.wantStatus) {
+				t.Fatalf("%d items, want %d", len(items), len(tt.wantStatus))
+			}
+			for i, it := range items {
+				if it.Status != tt.wantStatus[i] || it.Index != tt.wantIndex[i] || it.Error.Type != tt.wantError[i] {
+					t.Errorf("item %d = {status %d, index %q, error %q}, want {%d, %q, %q}",
+						i, it.Status, it.Index, it.Error.Type, tt.wantStatus[i], tt.wantIndex[i], tt.wantError[i])
+				}
+				if it.Error.Type != "" && it.Error.Reason == "" {
+					t.Errorf("item %d: error without a reason", i)
+				}
+			}
+		})
+	}
+}
+
+func TestBulkRequestErrors(t *testing.T) {
+	big := strings.Repeat(`{"create":{"_index":"plain"}}`+"\n"+`{"a":1}`+"\n", 100)
+	tests := []struct {
+		name        string
+		contentType string
+		body        string
+		header      map[string]string
+		wantStatus  int
+		wantType    string
+	}{
+		{"empty body", "application/json", "", nil, 400, "action_request_validation_exception"},
+		{"no final newline", "application/json", `{"create":{"_index":"a"}}` + "\n" + `{}`, nil, 400, "illegal_argument_exception"},
+		{"action line not json", "application/json", "nope\n{}\n", nil, 400, "x_content_parse_exception"},
+		{"unknown action", "application/json", `{"upsert":{"_index":"a"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
+		{"two actions on a line", "application/json", `{"create":{},"index":{}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
+		{"unknown parameter", "application/json", `{"create":{"_index":"a","colour":"red"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
+		{"no index anywhere", "application/json", `{"create":{}}` + "\n{}\n", nil, 400, "action_request_validation_exception"},
+		{"missing source", "application/json", `{"create":{"_index":"a"}}` + "\n", nil, 400, "action_request_validation_exception"},
+		{"no content type", "", big, nil, 406, "media_type_header_exception"},
+		{"wrong content type", "text/plain", big, nil, 406, "media_type_header_exception"},
+		{"bad gzip", "application/json", big, map[string]string{"Content-Encoding": "gzip"}, 400, "illegal_argument_exception"},
+		{"unknown encoding", "application/json", big, map[string]string{"Content-Encoding": "br"}, 400, "illegal_argument_exception"},
+		{"over max content length", "application/json", big, nil, 413, "http_content_too_long"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, hs := newTestServer(t, Options{MaxContentLength: int64(len(big) - 1)})
+			resp, b := post(t, hs.URL+"/_bulk", tt.contentType, []byte(tt.body), tt.header)
+			if resp.StatusCode != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.wantStatus, b)
+			}
+			var e struct {
+				Error struct {
+					Type      string `json:"type"`
+					Reason    string `json:"reason"`
+					RootCause []any  `json:"root_cause"`
+				} `json:"error"`
+				Status int `json:"status"`
+			}
+			if err := json.Unmarshal(b, &e); err != nil {
+				t.Fatalf("%v: %s", err, b)
+			}
+			if e.Error.Type != tt.wantType || e.Status != tt.wantStatus || e.Error.Reason == "" || len(e.Error.RootCause) != 1 {
+				t.Errorf("error body %s, want type %s", b, tt.wantType)
+			}
+			if st := s.Stats(); st.Documents != 0 || st.FailedRequests != 1 {
+				t.Errorf("stats %+v, want 0 documents and 1 failed request", st)
+			}
+		})
+	}
+}
+
+func gzipped(t *testing.T, s string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestExporterShapedRequest sends what the contrib exporter sends (gzip, filter_path,
+// require_data_stream) and checks the exact filtered response and what was recorded.
+func TestExporterShapedRequest(t *testing.T) {
+	s, hs := newTestServer(t, Options{})
+	body := `{"create":{"_index":"traces-generic.otel-default"}}` + "\n" +
+		`{"@timestamp":"1.0","trace_id":"01","span_id":"aa","resource":{"attributes":{"service.name":"cart"}}}` + "\n" +
+		`{"create":{"_index":"logs-generic.otel-default"}}` + "\n" +
+		`{"@timestamp":"1.0","span_id":"aa","event_name":"exception","resource":{"attributes":{"service.name":"cart"}}}` + "\n" +
+		`{"create":{"_index":"traces-generic-default"}}` + "\n" +
+		`{"@timestamp":"1","span":{"id":"bb"},"service":{"name":"shop"}}` + "\n"
+	resp, b := post(t, hs.URL+"/_bulk?require_data_stream=true&filter_path="+exporterFilter, "application/json",
+		gzipped(t, body), map[string]string{"Content-Encoding": "gzip"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	want := `{"items":[` +
+		`{"create":{"_index":".ds-traces-generic.otel-default-2026.11.30-000001","status":201}},` +
+		`{"create":{"_index":".ds-logs-generic.otel-default-2026.11.30-000001","status":201}},` +
+		`{"create":{"_index":"traces-generic-default","error":{"reason":"no such index [traces-generic-default] and [require_data_stream] request flag is [true] and [traces-generic-default] is not a data stream","type":"index_not_found_exception"},"status":404}}]}`
+	if string(b) != want {
+		t.Errorf("response\n got %s\nwant %s", b, want)
+	}
+	st := s.Stats()
+	if st.Documents != 2 || st.ByIndex["traces-generic.otel-default"] != 1 || st.ByIndex["logs-generic.otel-default"] != 1 ||
+		st.ByService["cart"] != 2 || st.RejectedItems != 1 || st.RejectedReasons["index_not_found_exception"] != 1 || st.DuplicateSpans != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	docs := s.Documents()
+	if len(docs) != 2 || docs[0].SpanID != "aa" || docs[0].Index != "traces-generic.otel-default" {
+		t.Errorf("documents %+v", docs)
+	}
+}
+
+func TestDuplicatesAndWait(t *testing.T) {
+	s, hs := newTestServer(t, Options{})
+	doc := `{"create":{"_index":"traces-generic.otel-default"}}` + "\n" + `{"@timestamp":"1.0","span_id":"aa"}` + "\n"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.WaitForDocuments(ctx, 3) }()
+	for i := 0; i < 3; i++ {
+		bulkItems(t, hs.URL+"/_bulk", doc)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Documents != 3 || st.DuplicateSpans != 2 {
+		t.Errorf("stats %+v, want 3 documents and 2 duplicates", st)
+	}
+	s.Reset()
+	if st := s.Stats(); st.Documents != 0 || st.DuplicateSpans != 0 {
+		t.Errorf("after reset: %+v", st)
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelShort()
+	if err := s.WaitForDocuments(short, 1); err == nil {
+		t.Error("WaitForDocuments returned nil with no documents")
+	}
+}
+
+func TestInjectedFaults(t *testing.T) {
+	doc := `{"create":{"_index":"traces-generic.otel-default"}}` + "\n" + `{"@timestamp":"1.0","span_id":"aa"}` + "\n"
+	t.Run("items 429", func(t *testing.T) {
+		s, hs := newTestServer(t, Options{})
+		if err := s.SetFaults(Faults{ItemTooManyRequestsFraction: 1}); err != nil {
+			t.Fatal(err)
+		}
+		items := bulkItems(t, hs.URL+"/_bulk", doc+doc)
+		for _, it := range items {
+			if it.Status != 429 || it.Error.Type != "es_rejected_execution_exception" {
+				t.Errorf("item %+v, want 429", it)
+			}
+		}
+		if st := s.Stats(); st.Documents != 0 || st.RejectedItems != 2 {
+			t.Errorf("stats %+v", st)
+		}
+	})
+	t.Run("requests 503 and latency via the control API", func(t *testing.T) {
+		s, hs := newTestServer(t, Options{})
+		req, _ := http.NewRequest(http.MethodPut, hs.URL+"/_standin/faults", strings.NewReader(`{"latency":"50ms","request_503_fraction":1}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || time.Duration(s.Faults().Latency) != 50*time.Millisecond {
+			t.Fatalf("PUT faults: %d, faults %+v", resp.StatusCode, s.Faults())
+		}
+		start := time.Now()
+		resp, b := post(t, hs.URL+"/_bulk", "application/json", []byte(doc), nil)
+		if resp.StatusCode != 503 || !strings.Contains(string(b), "unavailable_shards_exception") {
+			t.Errorf("status %d: %s", resp.StatusCode, b)
+		}
+		if took := time.Since(start); took < 50*time.Millisecond {
+			t.Errorf("answered after %s, want at least the 50ms latency", took)
+		}
+	})
+	t.Run("invalid faults", func(t *testing.T) {
+		s, hs := newTestServer(t, Options{})
+		if err := s.SetFaults(Faults{ItemTooManyRequestsFraction: 2}); err == nil {
+			t.Error("fraction 2 accepted")
+		}
+		req, _ := http.NewRequest(http.MethodPut, hs.URL+"/_standin/faults", strings.NewReader(`{"latency":5}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 400 {
+			t.Errorf("status %d for a numeric latency, want 400", resp.StatusCode)
+		}
+	})
+}
+
+func TestConnectionFaults(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	get := func() error {
+		resp, err := client.Get(s.URL() + "/")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := get(); err != nil {
+		t.Fatalf("healthy server: %v", err)
+	}
+	if err := s.SetFaults(Faults{ResetConnections: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := get(); err == nil {
+		t.Error("request succeeded while connections are reset")
+	}
+	if err := s.SetFaults(Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetRefusing(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := get(); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("while refusing: %v, want connection refused", err)
+	}
+	if err := s.SetRefusing(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := get(); err != nil {
+		t.Errorf("after refusing ended: %v", err)
+	}
+}
+
+func TestOtherEndpoints(t *testing.T) {
+	s, hs := newTestServer(t, Options{Version: "8.13.4"})
+	for _, tt := range []struct {
+		method, path string
+		wantStatus   int
+		wantBody     string
+	}{
+		{"GET", "/", 200, `"number":"8.13.4"`},
+		{"DELETE", "/", 405, "Incorrect HTTP method"},
+		{"GET", "/_bulk", 405, "Incorrect HTTP method"},
+		{"GET", "/_cluster/health", 200, `"status":"green"`},
+		{"GET", "/_index_template", 200, `"name":"logs"`},
+		{"GET", "/traces-*/_count", 200, `"count":0`},
+		{"GET", "/_search", 400, "unsupported request"},
+		{"GET", "/_standin/stats", 200, `"documents":0`},
+		{"GET", "/_standin/nothing", 404, "no stand-in control endpoint"},
+	} {
+		req, _ := http.NewRequest(tt.method, hs.URL+tt.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.wantStatus || !strings.Contains(string(b), tt.wantBody) || resp.Header.Get("X-Elastic-Product") != "Elasticsearch" {
+			t.Errorf("%s %s: %d %s (product %q), want %d containing %s", tt.method, tt.path, resp.StatusCode, b,
+				resp.Header.Get("X-Elastic-Product"), tt.wantStatus, tt.wantBody)
+		}
+	}
+	// 8.13 has no otel templates, so its template list must not pretend otherwise.
+	for _, tmpl := range s.Templates() {
+		if strings.Contains(tmpl.Name, "otel") {
+			t.Errorf("8.13 lists template %s", tmpl.Name)
+		}
+	}
+	if _, err := New(Options{Version: "6.8.0"}); err == nil {
+		t.Error("version 6.8.0 accepted")
+	}
+}
