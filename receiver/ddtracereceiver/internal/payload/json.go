@@ -1,0 +1,138 @@
+package payload
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// jsonInt accepts any JSON integer, including negative ones for unsigned ids (as msgpack does) and
+// null.
+type jsonInt struct {
+	v   int64
+	u   uint64
+	neg bool
+}
+
+func (j *jsonInt) UnmarshalJSON(b []byte) error {
+	s := string(bytes.TrimSpace(b))
+	if s == "null" {
+		*j = jsonInt{}
+		return nil
+	}
+	if strings.HasPrefix(s, "-") {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("invalid integer %s", s)
+		}
+		*j = jsonInt{v: v, u: uint64(v), neg: true}
+		return nil
+	}
+	u, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		// JSON encoders may write integral floats such as 1.7e18
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil || f != float64(uint64(f)) {
+			return fmt.Errorf("invalid integer %s", s)
+		}
+		u = uint64(f)
+	}
+	*j = jsonInt{v: int64(u), u: u}
+	return nil
+}
+
+type jsonSpan struct {
+	Service    string             `json:"service"`
+	Name       string             `json:"name"`
+	Resource   string             `json:"resource"`
+	Type       string             `json:"type"`
+	TraceID    jsonInt            `json:"trace_id"`
+	SpanID     jsonInt            `json:"span_id"`
+	ParentID   jsonInt            `json:"parent_id"`
+	Start      jsonInt            `json:"start"`
+	Duration   jsonInt            `json:"duration"`
+	Error      jsonInt            `json:"error"`
+	Meta       map[string]string  `json:"meta"`
+	Metrics    map[string]float64 `json:"metrics"`
+	MetaStruct map[string][]byte  `json:"meta_struct"`
+	SpanLinks  []*jsonLink        `json:"span_links"`
+}
+
+type jsonLink struct {
+	TraceID     jsonInt           `json:"trace_id"`
+	TraceIDHigh jsonInt           `json:"trace_id_high"`
+	SpanID      jsonInt           `json:"span_id"`
+	Attributes  map[string]string `json:"attributes"`
+	Tracestate  string            `json:"tracestate"`
+	Flags       jsonInt           `json:"flags"`
+}
+
+// DecodeTracesJSON decodes a v0.3/v0.4 JSON body, [[span, ...], ...]. Map entries are sorted by
+// key, because JSON objects have no order the decoder keeps.
+func DecodeTracesJSON(b []byte) (Payload, error) {
+	var traces [][]*jsonSpan
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&traces); err != nil {
+		return Payload{}, err
+	}
+	if dec.More() {
+		return Payload{}, fmt.Errorf("unexpected data after the traces array")
+	}
+	p := Payload{Chunks: make([]Chunk, len(traces))}
+	for i, t := range traces {
+		p.Chunks[i].Priority = PriorityNone
+		p.Chunks[i].Spans = make([]Span, 0, len(t))
+		for _, js := range t {
+			if js == nil {
+				continue
+			}
+			if js.Error.v > 1<<31-1 || js.Error.v < -1<<31 {
+				return Payload{}, fmt.Errorf("error %d overflows int32", js.Error.v)
+			}
+			s := Span{
+				Service: js.Service, Name: js.Name, Resource: js.Resource, Type: js.Type,
+				TraceID: js.TraceID.u, SpanID: js.SpanID.u, ParentID: js.ParentID.u,
+				Start: js.Start.v, Duration: js.Duration.v, Error: int32(js.Error.v),
+				Meta: sortedKVs(js.Meta),
+			}
+			for _, k := range sortedKeys(js.Metrics) {
+				s.Metrics = append(s.Metrics, KF{Key: k, Value: js.Metrics[k]})
+			}
+			for _, k := range sortedKeys(js.MetaStruct) {
+				s.MetaStruct = append(s.MetaStruct, KB{Key: k, Value: js.MetaStruct[k]})
+			}
+			for _, l := range js.SpanLinks {
+				if l == nil {
+					continue
+				}
+				s.Links = append(s.Links, Link{TraceID: l.TraceID.u, TraceIDHigh: l.TraceIDHigh.u, SpanID: l.SpanID.u,
+					Attributes: sortedKVs(l.Attributes), Tracestate: l.Tracestate, Flags: uint32(l.Flags.u)})
+			}
+			p.Chunks[i].Spans = append(p.Chunks[i].Spans, s)
+		}
+	}
+	return p, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedKVs(m map[string]string) []KV {
+	if len(m) == 0 {
+		return nil
+	}
+	kvs := make([]KV, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		kvs = append(kvs, KV{Key: k, Value: m[k]})
+	}
+	return kvs
+}

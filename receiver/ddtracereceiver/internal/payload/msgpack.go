@@ -1,0 +1,528 @@
+package payload
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tinylib/msgp/msgp"
+)
+
+// ErrTooManyElements is returned when an array or map header claims more elements than the
+// remaining bytes could hold (every element takes at least one byte): the input lies about its size.
+var ErrTooManyElements = errors.New("msgpack header claims more elements than the payload holds")
+
+// arrayHeader reads an array header (nil counts as empty) and checks it against the bytes left.
+func arrayHeader(b []byte) (int, []byte, error) {
+	if msgp.IsNil(b) {
+		return 0, b[1:], nil
+	}
+	n, rest, err := msgp.ReadArrayHeaderBytes(b)
+	if err != nil {
+		return 0, b, err
+	}
+	if int64(n) > int64(len(rest)) {
+		return 0, b, fmt.Errorf("%w: array of %d", ErrTooManyElements, n)
+	}
+	return int(n), rest, nil
+}
+
+// mapHeader reads a map header (nil counts as empty) and checks it against the bytes left.
+func mapHeader(b []byte) (int, []byte, error) {
+	if msgp.IsNil(b) {
+		return 0, b[1:], nil
+	}
+	n, rest, err := msgp.ReadMapHeaderBytes(b)
+	if err != nil {
+		return 0, b, err
+	}
+	if 2*int64(n) > int64(len(rest)) {
+		return 0, b, fmt.Errorf("%w: map of %d", ErrTooManyElements, n)
+	}
+	return int(n), rest, nil
+}
+
+// readString reads a str or bin (nil is ""), repairing invalid UTF-8 as the agent does.
+func readString(b []byte) (string, []byte, error) {
+	if msgp.IsNil(b) {
+		return "", b[1:], nil
+	}
+	var raw []byte
+	var err error
+	switch t := msgp.NextType(b); t {
+	case msgp.StrType:
+		raw, b, err = msgp.ReadStringZC(b)
+	case msgp.BinType:
+		raw, b, err = msgp.ReadBytesZC(b)
+	default:
+		return "", b, msgp.TypeError{Encoded: t, Method: msgp.StrType}
+	}
+	if err != nil {
+		return "", b, err
+	}
+	if utf8.Valid(raw) {
+		return string(raw), b, nil
+	}
+	return strings.ToValidUTF8(string(raw), "\uFFFD"), b, nil
+}
+
+// readUint64 reads an unsigned id: nil is 0, and a negative int is reinterpreted as unsigned
+// because Java encodes unsigned ids as signed longs.
+func readUint64(b []byte) (uint64, []byte, error) {
+	if msgp.IsNil(b) {
+		return 0, b[1:], nil
+	}
+	switch t := msgp.NextType(b); t {
+	case msgp.UintType:
+		return msgp.ReadUint64Bytes(b)
+	case msgp.IntType:
+		i, rest, err := msgp.ReadInt64Bytes(b)
+		return uint64(i), rest, err
+	default:
+		return 0, b, msgp.TypeError{Encoded: t, Method: msgp.UintType}
+	}
+}
+
+// readInt64 reads a signed integer: nil is 0, a uint is accepted unless it overflows.
+func readInt64(b []byte) (int64, []byte, error) {
+	if msgp.IsNil(b) {
+		return 0, b[1:], nil
+	}
+	switch t := msgp.NextType(b); t {
+	case msgp.IntType:
+		return msgp.ReadInt64Bytes(b)
+	case msgp.UintType:
+		u, rest, err := msgp.ReadUint64Bytes(b)
+		if err != nil {
+			return 0, b, err
+		}
+		if u > math.MaxInt64 {
+			return 0, b, errors.New("found uint64, overflows int64")
+		}
+		return int64(u), rest, nil
+	default:
+		return 0, b, msgp.TypeError{Encoded: t, Method: msgp.IntType}
+	}
+}
+
+// readInt32 reads a signed 32-bit integer with the same tolerance.
+func readInt32(b []byte) (int32, []byte, error) {
+	i, rest, err := readInt64(b)
+	if err != nil {
+		return 0, b, err
+	}
+	if i > math.MaxInt32 || i < math.MinInt32 {
+		return 0, b, fmt.Errorf("integer %d overflows int32", i)
+	}
+	return int32(i), rest, nil
+}
+
+// readUint32 reads an unsigned 32-bit integer (nil is 0; a negative int is an error).
+func readUint32(b []byte) (uint32, []byte, error) {
+	if msgp.IsNil(b) {
+		return 0, b[1:], nil
+	}
+	i, rest, err := readInt64(b)
+	if err != nil {
+		// a uint64 above MaxInt64 is certainly above MaxUint32
+		return 0, b, err
+	}
+	if i < 0 || i > math.MaxUint32 {
+		return 0, b, fmt.Errorf("integer %d overflows uint32", i)
+	}
+	return uint32(i), rest, nil
+}
+
+// readFloat64 reads a number of any msgpack kind (nil is 0).
+func readFloat64(b []byte) (float64, []byte, error) {
+	if msgp.IsNil(b) {
+		return 0, b[1:], nil
+	}
+	switch t := msgp.NextType(b); t {
+	case msgp.Float64Type:
+		return msgp.ReadFloat64Bytes(b)
+	case msgp.Float32Type:
+		f, rest, err := msgp.ReadFloat32Bytes(b)
+		return float64(f), rest, err
+	case msgp.IntType:
+		i, rest, err := msgp.ReadInt64Bytes(b)
+		return float64(i), rest, err
+	case msgp.UintType:
+		u, rest, err := msgp.ReadUint64Bytes(b)
+		return float64(u), rest, err
+	default:
+		return 0, b, msgp.TypeError{Encoded: t, Method: msgp.Float64Type}
+	}
+}
+
+// readBool reads a bool; nil is false and integers count as their truth value.
+func readBool(b []byte) (bool, []byte, error) {
+	if msgp.IsNil(b) {
+		return false, b[1:], nil
+	}
+	switch t := msgp.NextType(b); t {
+	case msgp.BoolType:
+		return msgp.ReadBoolBytes(b)
+	case msgp.IntType, msgp.UintType:
+		i, rest, err := readInt64(b)
+		return i != 0, rest, err
+	default:
+		return false, b, msgp.TypeError{Encoded: t, Method: msgp.BoolType}
+	}
+}
+
+// readBytes reads a bin or str blob (nil is empty), copying it out of the request buffer.
+func readBytes(b []byte) ([]byte, []byte, error) {
+	if msgp.IsNil(b) {
+		return nil, b[1:], nil
+	}
+	var raw []byte
+	var err error
+	switch t := msgp.NextType(b); t {
+	case msgp.BinType:
+		raw, b, err = msgp.ReadBytesZC(b)
+	case msgp.StrType:
+		raw, b, err = msgp.ReadStringZC(b)
+	default:
+		return nil, b, msgp.TypeError{Encoded: t, Method: msgp.BinType}
+	}
+	if err != nil {
+		return nil, b, err
+	}
+	return append([]byte(nil), raw...), b, nil
+}
+
+// readKVs reads a map of strings.
+func readKVs(b []byte) ([]KV, []byte, error) {
+	n, b, err := mapHeader(b)
+	if err != nil || n == 0 {
+		return nil, b, err
+	}
+	kvs := make([]KV, n)
+	for i := range kvs {
+		if kvs[i].Key, b, err = readString(b); err != nil {
+			return nil, b, err
+		}
+		if kvs[i].Value, b, err = readString(b); err != nil {
+			return nil, b, fmt.Errorf("value of %q: %w", kvs[i].Key, err)
+		}
+	}
+	return kvs, b, nil
+}
+
+// DecodeTracesMsgpack decodes a v0.3/v0.4 body: an array of traces, each an array of span maps.
+// Each trace becomes a chunk with PriorityNone.
+func DecodeTracesMsgpack(b []byte) (Payload, error) {
+	n, b, err := arrayHeader(b)
+	if err != nil {
+		return Payload{}, err
+	}
+	p := Payload{Chunks: make([]Chunk, n)}
+	for i := range p.Chunks {
+		p.Chunks[i].Priority = PriorityNone
+		if p.Chunks[i].Spans, b, err = readSpans(b); err != nil {
+			return Payload{}, fmt.Errorf("trace %d: %w", i, err)
+		}
+	}
+	return p, nil
+}
+
+// readSpans reads an array of span maps; nil spans are skipped, as the agent's normalizer would
+// drop them.
+func readSpans(b []byte) ([]Span, []byte, error) {
+	n, b, err := arrayHeader(b)
+	if err != nil || n == 0 {
+		return nil, b, err
+	}
+	spans := make([]Span, 0, n)
+	for j := 0; j < n; j++ {
+		if msgp.IsNil(b) {
+			b = b[1:]
+			continue
+		}
+		var s Span
+		if s, b, err = readSpan(b); err != nil {
+			return nil, b, fmt.Errorf("span %d: %w", j, err)
+		}
+		spans = append(spans, s)
+	}
+	return spans, b, nil
+}
+
+// readSpan reads one span map; unknown keys are skipped.
+func readSpan(b []byte) (Span, []byte, error) {
+	var s Span
+	n, b, err := mapHeader(b)
+	if err != nil {
+		return s, b, err
+	}
+	for ; n > 0; n-- {
+		var key []byte
+		if key, b, err = readKey(b); err != nil {
+			return s, b, err
+		}
+		switch string(key) {
+		case "service":
+			s.Service, b, err = readString(b)
+		case "name":
+			s.Name, b, err = readString(b)
+		case "resource":
+			s.Resource, b, err = readString(b)
+		case "type":
+			s.Type, b, err = readString(b)
+		case "trace_id":
+			s.TraceID, b, err = readUint64(b)
+		case "span_id":
+			s.SpanID, b, err = readUint64(b)
+		case "parent_id":
+			s.ParentID, b, err = readUint64(b)
+		case "start":
+			s.Start, b, err = readInt64(b)
+		case "duration":
+			s.Duration, b, err = readInt64(b)
+		case "error":
+			s.Error, b, err = readInt32(b)
+		case "meta":
+			s.Meta, b, err = readKVs(b)
+		case "metrics":
+			s.Metrics, b, err = readMetrics(b)
+		case "meta_struct":
+			s.MetaStruct, b, err = readMetaStruct(b)
+		case "span_links":
+			s.Links, b, err = readLinks(b)
+		case "span_events":
+			s.Events, b, err = readEvents(b)
+		default:
+			b, err = msgp.Skip(b)
+		}
+		if err != nil {
+			return s, b, fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	return s, b, nil
+}
+
+// readKey reads a map key, str or bin, without copying.
+func readKey(b []byte) ([]byte, []byte, error) {
+	if msgp.NextType(b) == msgp.BinType {
+		return msgp.ReadBytesZC(b)
+	}
+	return msgp.ReadStringZC(b)
+}
+
+func readMetrics(b []byte) ([]KF, []byte, error) {
+	n, b, err := mapHeader(b)
+	if err != nil || n == 0 {
+		return nil, b, err
+	}
+	kfs := make([]KF, n)
+	for i := range kfs {
+		if kfs[i].Key, b, err = readString(b); err != nil {
+			return nil, b, err
+		}
+		if kfs[i].Value, b, err = readFloat64(b); err != nil {
+			return nil, b, fmt.Errorf("value of %q: %w", kfs[i].Key, err)
+		}
+	}
+	return kfs, b, nil
+}
+
+func readMetaStruct(b []byte) ([]KB, []byte, error) {
+	n, b, err := mapHeader(b)
+	if err != nil || n == 0 {
+		return nil, b, err
+	}
+	kbs := make([]KB, n)
+	for i := range kbs {
+		if kbs[i].Key, b, err = readString(b); err != nil {
+			return nil, b, err
+		}
+		if kbs[i].Value, b, err = readBytes(b); err != nil {
+			return nil, b, fmt.Errorf("value of %q: %w", kbs[i].Key, err)
+		}
+	}
+	return kbs, b, nil
+}
+
+func readLinks(b []byte) ([]Link, []byte, error) {
+	n, b, err := arrayHeader(b)
+	if err != nil || n == 0 {
+		return nil, b, err
+	}
+	links := make([]Link, 0, n)
+	for ; n > 0; n-- {
+		if msgp.IsNil(b) {
+			b = b[1:]
+			continue
+		}
+		var l Link
+		var fields int
+		if fields, b, err = mapHeader(b); err != nil {
+			return nil, b, err
+		}
+		for ; fields > 0; fields-- {
+			var key []byte
+			if key, b, err = readKey(b); err != nil {
+				return nil, b, err
+			}
+			switch string(key) {
+			case "trace_id":
+				l.TraceID, b, err = readUint64(b)
+			case "trace_id_high":
+				l.TraceIDHigh, b, err = readUint64(b)
+			case "span_id":
+				l.SpanID, b, err = readUint64(b)
+			case "attributes":
+				l.Attributes, b, err = readKVs(b)
+			case "tracestate":
+				l.Tracestate, b, err = readString(b)
+			case "flags":
+				l.Flags, b, err = readUint32(b)
+			default:
+				b, err = msgp.Skip(b)
+			}
+			if err != nil {
+				return nil, b, fmt.Errorf("span_links.%s: %w", key, err)
+			}
+		}
+		links = append(links, l)
+	}
+	return links, b, nil
+}
+
+func readEvents(b []byte) ([]Event, []byte, error) {
+	n, b, err := arrayHeader(b)
+	if err != nil || n == 0 {
+		return nil, b, err
+	}
+	events := make([]Event, 0, n)
+	for ; n > 0; n-- {
+		if msgp.IsNil(b) {
+			b = b[1:]
+			continue
+		}
+		var e Event
+		var fields int
+		if fields, b, err = mapHeader(b); err != nil {
+			return nil, b, err
+		}
+		for ; fields > 0; fields-- {
+			var key []byte
+			if key, b, err = readKey(b); err != nil {
+				return nil, b, err
+			}
+			switch string(key) {
+			case "name":
+				e.Name, b, err = readString(b)
+			case "time_unix_nano":
+				e.TimeUnixNano, b, err = readUint64(b)
+			case "attributes":
+				var attrs int
+				if attrs, b, err = mapHeader(b); err != nil {
+					break
+				}
+				e.Attributes = make([]EventAttribute, 0, attrs)
+				for ; attrs > 0 && err == nil; attrs-- {
+					var k string
+					if k, b, err = readString(b); err != nil {
+						break
+					}
+					if msgp.IsNil(b) { // a nil value carries nothing, as in the agent
+						b = b[1:]
+						continue
+					}
+					var a EventAttribute
+					if a, b, err = readEventValue(b, 0); err == nil {
+						a.Key = k
+						e.Attributes = append(e.Attributes, a)
+					}
+				}
+			default:
+				b, err = msgp.Skip(b)
+			}
+			if err != nil {
+				return nil, b, fmt.Errorf("span_events.%s: %w", key, err)
+			}
+		}
+		events = append(events, e)
+	}
+	return events, b, nil
+}
+
+// maxAttributeDepth bounds array_value nesting: the format has arrays of scalars only, and
+// unbounded recursion on hostile input would exhaust the stack.
+const maxAttributeDepth = 4
+
+// readEventValue reads {type, string_value|bool_value|int_value|double_value|array_value}.
+func readEventValue(b []byte, depth int) (EventAttribute, []byte, error) {
+	var a EventAttribute
+	if depth > maxAttributeDepth {
+		return a, b, errors.New("span event attribute arrays nested too deeply")
+	}
+	n, b, err := mapHeader(b)
+	if err != nil {
+		return a, b, err
+	}
+	for ; n > 0; n-- {
+		var key []byte
+		if key, b, err = readKey(b); err != nil {
+			return a, b, err
+		}
+		switch string(key) {
+		case "type":
+			var t int32
+			t, b, err = readInt32(b)
+			a.Type = AttributeType(t)
+		case "string_value":
+			a.Str, b, err = readString(b)
+		case "bool_value":
+			a.Bool, b, err = readBool(b)
+		case "int_value":
+			a.Int, b, err = readInt64(b)
+		case "double_value":
+			a.Double, b, err = readFloat64(b)
+		case "array_value":
+			if msgp.IsNil(b) {
+				b = b[1:]
+				break
+			}
+			var fields int
+			if fields, b, err = mapHeader(b); err != nil {
+				break
+			}
+			for ; fields > 0 && err == nil; fields-- {
+				var k []byte
+				if k, b, err = readKey(b); err != nil {
+					break
+				}
+				if string(k) != "values" {
+					b, err = msgp.Skip(b)
+					continue
+				}
+				var vals int
+				if vals, b, err = arrayHeader(b); err != nil {
+					break
+				}
+				a.Array = make([]EventAttribute, 0, vals)
+				for ; vals > 0 && err == nil; vals-- {
+					if msgp.IsNil(b) {
+						b = b[1:]
+						continue
+					}
+					var v EventAttribute
+					if v, b, err = readEventValue(b, depth+1); err == nil {
+						a.Array = append(a.Array, v)
+					}
+				}
+			}
+		default:
+			b, err = msgp.Skip(b)
+		}
+		if err != nil {
+			return a, b, fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	return a, b, nil
+}

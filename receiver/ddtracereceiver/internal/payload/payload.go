@@ -1,0 +1,138 @@
+// Package payload decodes the trace payloads Datadog tracers send to the trace agent (v0.3/v0.4
+// msgpack and JSON, the v0.5 dictionary format, the v0.7 TracerPayload, the protobuf AgentPayload
+// of /api/v0.2) into one in-memory form. It accepts at least what the agent's own decoder
+// (datadog-agent pkg/proto) accepts — nil for any value, strings as str or bin, ids as int or uint,
+// numbers of any kind for metrics, invalid UTF-8 repaired — and bounds every allocation by the
+// input's size, so a header claiming 2^32 elements allocates nothing.
+package payload
+
+// PriorityNone is the chunk priority of payloads that carry none (v0.3 to v0.5): the sampling
+// priority then sits in the root span's _sampling_priority_v1 metric.
+const PriorityNone = -128
+
+// Payload is one request's traces with what the tracer said about itself.
+type Payload struct {
+	ContainerID     string
+	LanguageName    string
+	LanguageVersion string
+	TracerVersion   string
+	RuntimeID       string
+	Env             string
+	Hostname        string
+	AppVersion      string
+	Tags            []KV
+	Chunks          []Chunk
+}
+
+// Chunk is the part of one trace a tracer flushed at once.
+type Chunk struct {
+	Priority     int32
+	Origin       string
+	Tags         []KV
+	DroppedTrace bool
+	Spans        []Span
+}
+
+// Span is a Datadog span. Meta, metrics and meta_struct keep the wire order; a repeated key is
+// applied in that order, so the last one wins, as in the agent's maps.
+type Span struct {
+	Service    string
+	Name       string
+	Resource   string
+	Type       string
+	TraceID    uint64
+	SpanID     uint64
+	ParentID   uint64
+	Start      int64 // Unix ns
+	Duration   int64 // ns
+	Error      int32
+	Meta       []KV
+	Metrics    []KF
+	MetaStruct []KB
+	Links      []Link
+	Events     []Event
+}
+
+// KV is a string pair.
+type KV struct{ Key, Value string }
+
+// KF is a metric.
+type KF struct {
+	Key   string
+	Value float64
+}
+
+// KB is a meta_struct entry: a msgpack blob.
+type KB struct {
+	Key   string
+	Value []byte
+}
+
+// Link is a native span link.
+type Link struct {
+	TraceID     uint64
+	TraceIDHigh uint64
+	SpanID      uint64
+	Attributes  []KV
+	Tracestate  string
+	Flags       uint32
+}
+
+// Event is a native span event.
+type Event struct {
+	Name         string
+	TimeUnixNano uint64
+	Attributes   []EventAttribute
+}
+
+// AttributeType is the type code of an event attribute value.
+type AttributeType int32
+
+// The event attribute value types of the wire format.
+const (
+	AttributeString AttributeType = 0
+	AttributeBool   AttributeType = 1
+	AttributeInt    AttributeType = 2
+	AttributeDouble AttributeType = 3
+	AttributeArray  AttributeType = 4
+)
+
+// EventAttribute is a typed event attribute (Key is empty for array elements).
+type EventAttribute struct {
+	Key    string
+	Type   AttributeType
+	Str    string
+	Bool   bool
+	Int    int64
+	Double float64
+	Array  []EventAttribute
+}
+
+// Meta returns the last value of key in the span's meta.
+func (s *Span) MetaValue(key string) (string, bool) {
+	for i := len(s.Meta) - 1; i >= 0; i-- {
+		if s.Meta[i].Key == key {
+			return s.Meta[i].Value, true
+		}
+	}
+	return "", false
+}
+
+// Metric returns the last value of key in the span's metrics.
+func (s *Span) Metric(key string) (float64, bool) {
+	for i := len(s.Metrics) - 1; i >= 0; i-- {
+		if s.Metrics[i].Key == key {
+			return s.Metrics[i].Value, true
+		}
+	}
+	return 0, false
+}
+
+// SpanCount is the number of spans in the payload.
+func (p *Payload) SpanCount() int {
+	n := 0
+	for i := range p.Chunks {
+		n += len(p.Chunks[i].Spans)
+	}
+	return n
+}

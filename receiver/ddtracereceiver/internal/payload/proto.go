@@ -1,0 +1,120 @@
+package payload
+
+import (
+	"sort"
+
+	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
+)
+
+// DecodeAgentPayload decodes the protobuf AgentPayload a Datadog Agent forwards to
+// /api/v0.2/traces. Each tracer payload in it becomes one Payload; the agent's env and hostname
+// fill in where a tracer payload has none.
+func DecodeAgentPayload(b []byte) ([]Payload, error) {
+	var ap pb.AgentPayload
+	if err := ap.UnmarshalVT(b); err != nil {
+		return nil, err
+	}
+	out := make([]Payload, 0, len(ap.TracerPayloads))
+	for _, tp := range ap.TracerPayloads {
+		if tp == nil {
+			continue
+		}
+		p := FromTracerPayload(tp)
+		if p.Env == "" {
+			p.Env = ap.Env
+		}
+		if p.Hostname == "" {
+			p.Hostname = ap.HostName
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// FromTracerPayload converts the agent's TracerPayload type.
+func FromTracerPayload(tp *pb.TracerPayload) Payload {
+	p := Payload{
+		ContainerID: tp.ContainerID, LanguageName: tp.LanguageName, LanguageVersion: tp.LanguageVersion,
+		TracerVersion: tp.TracerVersion, RuntimeID: tp.RuntimeID, Env: tp.Env, Hostname: tp.Hostname,
+		AppVersion: tp.AppVersion, Tags: kvsFromMap(tp.Tags),
+	}
+	for _, c := range tp.Chunks {
+		if c == nil {
+			continue
+		}
+		p.Chunks = append(p.Chunks, Chunk{Priority: c.Priority, Origin: c.Origin, Tags: kvsFromMap(c.Tags),
+			DroppedTrace: c.DroppedTrace, Spans: FromSpans(c.Spans)})
+	}
+	return p
+}
+
+// FromTraces converts the agent's decoded v0.4/v0.5 Traces (each trace a chunk with PriorityNone).
+func FromTraces(ts pb.Traces) Payload {
+	p := Payload{Chunks: make([]Chunk, len(ts))}
+	for i, t := range ts {
+		p.Chunks[i] = Chunk{Priority: PriorityNone, Spans: FromSpans(t)}
+	}
+	return p
+}
+
+// FromSpans converts the agent's span type; map entries are sorted by key.
+func FromSpans(spans []*pb.Span) []Span {
+	out := make([]Span, 0, len(spans))
+	for _, s := range spans {
+		if s == nil {
+			continue
+		}
+		sp := Span{Service: s.Service, Name: s.Name, Resource: s.Resource, Type: s.Type, TraceID: s.TraceID,
+			SpanID: s.SpanID, ParentID: s.ParentID, Start: s.Start, Duration: s.Duration, Error: s.Error,
+			Meta: kvsFromMap(s.Meta)}
+		for _, k := range sortedKeys(s.Metrics) {
+			sp.Metrics = append(sp.Metrics, KF{Key: k, Value: s.Metrics[k]})
+		}
+		for _, k := range sortedKeys(s.MetaStruct) {
+			sp.MetaStruct = append(sp.MetaStruct, KB{Key: k, Value: s.MetaStruct[k]})
+		}
+		for _, l := range s.SpanLinks {
+			if l == nil {
+				continue
+			}
+			sp.Links = append(sp.Links, Link{TraceID: l.TraceID, TraceIDHigh: l.TraceIDHigh, SpanID: l.SpanID,
+				Attributes: kvsFromMap(l.Attributes), Tracestate: l.Tracestate, Flags: l.Flags})
+		}
+		for _, e := range s.SpanEvents {
+			if e == nil {
+				continue
+			}
+			ev := Event{Name: e.Name, TimeUnixNano: e.TimeUnixNano}
+			keys := make([]string, 0, len(e.Attributes))
+			for k := range e.Attributes {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if v := e.Attributes[k]; v != nil {
+					a := fromAnyValue(v)
+					a.Key = k
+					ev.Attributes = append(ev.Attributes, a)
+				}
+			}
+			sp.Events = append(sp.Events, ev)
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+func fromAnyValue(v *pb.AttributeAnyValue) EventAttribute {
+	a := EventAttribute{Type: AttributeType(v.Type), Str: v.StringValue, Bool: v.BoolValue, Int: v.IntValue, Double: v.DoubleValue}
+	if v.ArrayValue != nil {
+		for _, e := range v.ArrayValue.Values {
+			if e == nil {
+				continue
+			}
+			a.Array = append(a.Array, EventAttribute{Type: AttributeType(e.Type), Str: e.StringValue, Bool: e.BoolValue, Int: e.IntValue, Double: e.DoubleValue})
+		}
+	}
+	return a
+}
+
+func kvsFromMap(m map[string]string) []KV { return sortedKVs(m) }

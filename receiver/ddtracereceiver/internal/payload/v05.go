@@ -1,0 +1,130 @@
+package payload
+
+import (
+	"errors"
+	"fmt"
+)
+
+// v05SpanFields is the length of a v0.5 span array.
+const v05SpanFields = 12
+
+// DecodeV05 decodes the v0.5 dictionary format: [dictionary []string, traces [][]span], where a
+// span is a 12-element array whose strings are indexes into the dictionary.
+func DecodeV05(b []byte) (Payload, error) {
+	n, b, err := arrayHeader(b)
+	if err != nil {
+		return Payload{}, err
+	}
+	if n != 2 {
+		return Payload{}, fmt.Errorf("v0.5 payload must be an array of 2 (dictionary, traces), got %d", n)
+	}
+	var dict []string
+	if n, b, err = arrayHeader(b); err != nil {
+		return Payload{}, fmt.Errorf("dictionary: %w", err)
+	}
+	dict = make([]string, n)
+	for i := range dict {
+		if dict[i], b, err = readString(b); err != nil {
+			return Payload{}, fmt.Errorf("dictionary entry %d: %w", i, err)
+		}
+	}
+	if n, b, err = arrayHeader(b); err != nil {
+		return Payload{}, fmt.Errorf("traces: %w", err)
+	}
+	p := Payload{Chunks: make([]Chunk, n)}
+	for i := range p.Chunks {
+		p.Chunks[i].Priority = PriorityNone
+		var spans int
+		if spans, b, err = arrayHeader(b); err != nil {
+			return Payload{}, fmt.Errorf("trace %d: %w", i, err)
+		}
+		p.Chunks[i].Spans = make([]Span, spans)
+		for j := range p.Chunks[i].Spans {
+			if b, err = readV05Span(b, dict, &p.Chunks[i].Spans[j]); err != nil {
+				return Payload{}, fmt.Errorf("trace %d span %d: %w", i, j, err)
+			}
+		}
+	}
+	return p, nil
+}
+
+func dictString(b []byte, dict []string) (string, []byte, error) {
+	i, rest, err := readUint32(b)
+	if err != nil {
+		return "", b, err
+	}
+	if int(i) >= len(dict) {
+		return "", b, fmt.Errorf("dictionary index %d out of range (%d entries)", i, len(dict))
+	}
+	return dict[i], rest, nil
+}
+
+func readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
+	n, b, err := arrayHeader(b)
+	if err != nil {
+		return b, err
+	}
+	if n != v05SpanFields {
+		return b, errors.New("encoded span needs exactly 12 elements in array")
+	}
+	if s.Service, b, err = dictString(b, dict); err != nil {
+		return b, fmt.Errorf("service: %w", err)
+	}
+	if s.Name, b, err = dictString(b, dict); err != nil {
+		return b, fmt.Errorf("name: %w", err)
+	}
+	if s.Resource, b, err = dictString(b, dict); err != nil {
+		return b, fmt.Errorf("resource: %w", err)
+	}
+	if s.TraceID, b, err = readUint64(b); err != nil {
+		return b, fmt.Errorf("trace_id: %w", err)
+	}
+	if s.SpanID, b, err = readUint64(b); err != nil {
+		return b, fmt.Errorf("span_id: %w", err)
+	}
+	if s.ParentID, b, err = readUint64(b); err != nil {
+		return b, fmt.Errorf("parent_id: %w", err)
+	}
+	if s.Start, b, err = readInt64(b); err != nil {
+		return b, fmt.Errorf("start: %w", err)
+	}
+	if s.Duration, b, err = readInt64(b); err != nil {
+		return b, fmt.Errorf("duration: %w", err)
+	}
+	if s.Error, b, err = readInt32(b); err != nil {
+		return b, fmt.Errorf("error: %w", err)
+	}
+	var m int
+	if m, b, err = mapHeader(b); err != nil {
+		return b, fmt.Errorf("meta: %w", err)
+	}
+	if m > 0 {
+		s.Meta = make([]KV, m)
+		for i := range s.Meta {
+			if s.Meta[i].Key, b, err = dictString(b, dict); err != nil {
+				return b, fmt.Errorf("meta key: %w", err)
+			}
+			if s.Meta[i].Value, b, err = dictString(b, dict); err != nil {
+				return b, fmt.Errorf("meta value: %w", err)
+			}
+		}
+	}
+	if m, b, err = mapHeader(b); err != nil {
+		return b, fmt.Errorf("metrics: %w", err)
+	}
+	if m > 0 {
+		s.Metrics = make([]KF, m)
+		for i := range s.Metrics {
+			if s.Metrics[i].Key, b, err = dictString(b, dict); err != nil {
+				return b, fmt.Errorf("metrics key: %w", err)
+			}
+			if s.Metrics[i].Value, b, err = readFloat64(b); err != nil {
+				return b, fmt.Errorf("metrics value: %w", err)
+			}
+		}
+	}
+	if s.Type, b, err = dictString(b, dict); err != nil {
+		return b, fmt.Errorf("type: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,407 @@
+// Package translator turns decoded Datadog trace payloads into OpenTelemetry traces. It follows
+// contrib's datadogreceiver (span names, kinds, key renames, resource attributes) and fixes where
+// that one is weak (research/ddtrace-intake.md §6): typed integers, error tags as status message and
+// an exception event, container.id on every endpoint version, 128-bit trace ids resolved per chunk,
+// link flags without the "present" bit, and deterministic output.
+package translator
+
+import (
+	"cmp"
+	"encoding/binary"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
+)
+
+// SchemaURL is the semantic conventions version the attribute names follow.
+const SchemaURL = "https://opentelemetry.io/schemas/1.40.0"
+
+// ScopeName is the instrumentation scope of every translated span, as in contrib.
+const ScopeName = "Datadog"
+
+// Drop reasons counted in Result.Dropped.
+const (
+	DropZeroTraceID = "zero_trace_id"
+	DropZeroSpanID  = "zero_span_id"
+)
+
+// Options change the translation.
+type Options struct {
+	// TraceIDCacheSize bounds the fallback cache of 128-bit trace id high halves (0 disables it).
+	TraceIDCacheSize int
+	// StatusOKWithoutError gives spans without an error the status Ok, as contrib does; false
+	// leaves them Unset, as the OpenTelemetry specification wants for instrumentation.
+	StatusOKWithoutError bool
+}
+
+// Headers are what the tracer said about itself in request headers; they win over the payload.
+type Headers struct {
+	Lang          string // Datadog-Meta-Lang
+	LangVersion   string // Datadog-Meta-Lang-Version
+	TracerVersion string // Datadog-Meta-Tracer-Version
+	ContainerID   string // from Datadog-Container-ID or Datadog-Entity-ID
+}
+
+// Result is a translation: the traces and the spans dropped on the way, by reason.
+type Result struct {
+	Traces  ptrace.Traces
+	Spans   int
+	Dropped map[string]int
+}
+
+// Translator converts payloads. It is safe for concurrent use.
+type Translator struct {
+	opts  Options
+	cache *idCache
+}
+
+// New returns a Translator.
+func New(opts Options) *Translator {
+	return &Translator{opts: opts, cache: newIDCache(opts.TraceIDCacheSize)}
+}
+
+// resourceKey groups spans into resources.
+type resourceKey struct {
+	service, env, version, host, container string
+	pid                                    int64
+}
+
+type group struct {
+	key   resourceKey
+	lang  string
+	langV string
+	trace string
+	tags  []payload.KV
+	spans ptrace.SpanSlice
+}
+
+// ToTraces translates payloads (one for most endpoints, several for /api/v0.2).
+func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
+	res := Result{Traces: ptrace.NewTraces()}
+	groups := map[resourceKey]*group{}
+	var order []*group
+	for pi := range payloads {
+		p := &payloads[pi]
+		lang, langV, tracerV := firstNonEmpty(h.Lang, p.LanguageName), firstNonEmpty(h.LangVersion, p.LanguageVersion), firstNonEmpty(h.TracerVersion, p.TracerVersion)
+		container := firstNonEmpty(p.ContainerID, h.ContainerID)
+		for ci := range p.Chunks {
+			c := &p.Chunks[ci]
+			high := t.chunkTraceIDHigh(c)
+			prioritySpan, priority, hasPriority := chunkPriority(c)
+			for si := range c.Spans {
+				s := &c.Spans[si]
+				if s.TraceID == 0 {
+					res.drop(DropZeroTraceID)
+					continue
+				}
+				if s.SpanID == 0 {
+					res.drop(DropZeroSpanID)
+					continue
+				}
+				key := resourceKeyOf(s, p, container)
+				g := groups[key]
+				if g == nil {
+					g = &group{key: key, lang: lang, langV: langV, trace: tracerV, tags: p.Tags, spans: ptrace.NewSpanSlice()}
+					groups[key] = g
+					order = append(order, g)
+				}
+				span := g.spans.AppendEmpty()
+				t.fillSpan(span, s, high)
+				if hasPriority && si == prioritySpan {
+					span.Attributes().PutInt("sampling.priority", priority)
+				}
+				res.Spans++
+			}
+		}
+	}
+	// Deterministic output: resources sorted by what identifies them.
+	slices.SortStableFunc(order, func(a, b *group) int {
+		return cmp.Or(cmp.Compare(a.key.service, b.key.service), cmp.Compare(a.key.env, b.key.env),
+			cmp.Compare(a.key.version, b.key.version), cmp.Compare(a.key.host, b.key.host),
+			cmp.Compare(a.key.container, b.key.container), cmp.Compare(a.key.pid, b.key.pid))
+	})
+	rss := res.Traces.ResourceSpans()
+	rss.EnsureCapacity(len(order))
+	for _, g := range order {
+		rs := rss.AppendEmpty()
+		rs.SetSchemaUrl(SchemaURL)
+		fillResource(rs.Resource().Attributes(), g)
+		ss := rs.ScopeSpans().AppendEmpty()
+		ss.SetSchemaUrl(SchemaURL)
+		ss.Scope().SetName(ScopeName)
+		ss.Scope().SetVersion(g.trace)
+		g.spans.MoveAndAppendTo(ss.Spans())
+	}
+	return res
+}
+
+func (r *Result) drop(reason string) {
+	if r.Dropped == nil {
+		r.Dropped = map[string]int{}
+	}
+	r.Dropped[reason]++
+}
+
+func resourceKeyOf(s *payload.Span, p *payload.Payload, container string) resourceKey {
+	k := resourceKey{service: s.Service, container: container}
+	if base, ok := s.MetaValue("_dd.base_service"); ok && base != "" {
+		// The integration renamed the span's service; the application is the base service.
+		k.service = base
+	}
+	k.env, _ = s.MetaValue("env")
+	k.env = firstNonEmpty(k.env, p.Env)
+	k.version, _ = s.MetaValue("version")
+	k.version = firstNonEmpty(k.version, p.AppVersion)
+	k.host, _ = s.MetaValue("_dd.hostname")
+	k.host = firstNonEmpty(k.host, p.Hostname)
+	if pid, ok := s.Metric("process_id"); ok && pid == float64(int64(pid)) {
+		k.pid = int64(pid)
+	}
+	return k
+}
+
+func fillResource(attrs pcommon.Map, g *group) {
+	attrs.EnsureCapacity(10 + len(g.tags))
+	for _, kv := range g.tags {
+		if kv.Value != "" {
+			attrs.PutStr(otelKey(kv.Key), kv.Value)
+		}
+	}
+	attrs.PutStr("service.name", g.key.service)
+	putIfSet(attrs, "deployment.environment.name", g.key.env)
+	putIfSet(attrs, "service.version", g.key.version)
+	putIfSet(attrs, "host.name", g.key.host)
+	putIfSet(attrs, "container.id", g.key.container)
+	if g.key.pid != 0 {
+		attrs.PutInt("process.pid", g.key.pid)
+	}
+	attrs.PutStr("telemetry.sdk.name", "Datadog")
+	lang := g.lang
+	if lang == ".NET" {
+		lang = "dotnet"
+	}
+	putIfSet(attrs, "telemetry.sdk.language", lang)
+	if g.trace != "" {
+		attrs.PutStr("telemetry.sdk.version", "Datadog-"+g.trace)
+	}
+	putIfSet(attrs, "process.runtime.version", g.langV)
+}
+
+func putIfSet(m pcommon.Map, k, v string) {
+	if v != "" {
+		m.PutStr(k, v)
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// chunkTraceIDHigh resolves the high 64 bits of the chunk's trace id: the chunk's _dd.p.tid tag
+// (v0.7), else the first span in the chunk that carries it, else the fallback cache.
+func (t *Translator) chunkTraceIDHigh(c *payload.Chunk) uint64 {
+	tid := ""
+	for _, kv := range c.Tags {
+		if kv.Key == "_dd.p.tid" {
+			tid = kv.Value
+		}
+	}
+	for i := 0; tid == "" && i < len(c.Spans); i++ {
+		tid, _ = c.Spans[i].MetaValue("_dd.p.tid")
+	}
+	var low uint64
+	if len(c.Spans) > 0 {
+		low = c.Spans[0].TraceID
+	}
+	if high, err := strconv.ParseUint(tid, 16, 64); err == nil && len(tid) == 16 {
+		if low != 0 {
+			t.cache.put(low, high)
+		}
+		return high
+	}
+	if high, ok := t.cache.get(low); ok {
+		return high
+	}
+	return 0
+}
+
+// chunkPriority returns the sampling priority and the span that carries it: the chunk's own
+// priority (v0.7) on the chunk's root span, else the first span with _sampling_priority_v1.
+func chunkPriority(c *payload.Chunk) (spanIndex int, priority int64, ok bool) {
+	if c.Priority != payload.PriorityNone && len(c.Spans) > 0 {
+		return rootIndex(c.Spans), int64(c.Priority), true
+	}
+	for i := range c.Spans {
+		if v, found := c.Spans[i].Metric("_sampling_priority_v1"); found {
+			return i, int64(v), true
+		}
+	}
+	return 0, 0, false
+}
+
+// rootIndex finds the chunk's root: a span whose parent is not in the chunk, else the first.
+func rootIndex(spans []payload.Span) int {
+	ids := make(map[uint64]struct{}, len(spans))
+	for i := range spans {
+		ids[spans[i].SpanID] = struct{}{}
+	}
+	for i := range spans {
+		if _, ok := ids[spans[i].ParentID]; !ok || spans[i].ParentID == 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+func traceID(high, low uint64) pcommon.TraceID {
+	var id [16]byte
+	binary.BigEndian.PutUint64(id[:8], high)
+	binary.BigEndian.PutUint64(id[8:], low)
+	return id
+}
+
+func spanID(id uint64) pcommon.SpanID {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], id)
+	return b
+}
+
+// fillSpan writes one span.
+func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, high uint64) {
+	span.SetTraceID(traceID(high, s.TraceID))
+	span.SetSpanID(spanID(s.SpanID))
+	if s.ParentID != 0 {
+		span.SetParentSpanID(spanID(s.ParentID))
+	}
+	duration := max(s.Duration, 0) // the agent's normalizer turns negative durations into 0
+	span.SetStartTimestamp(pcommon.Timestamp(s.Start))
+	span.SetEndTimestamp(pcommon.Timestamp(s.Start + duration))
+
+	attrs := span.Attributes()
+	attrs.EnsureCapacity(len(s.Meta) + len(s.Metrics) + 4)
+	attrs.PutStr("dd.span.Resource", s.Resource)
+	attrs.PutStr("datadog.span.id", strconv.FormatUint(s.SpanID, 10))
+	attrs.PutStr("datadog.trace.id", strconv.FormatUint(s.TraceID, 10))
+
+	var linksJSON, eventsJSON string
+	for _, kv := range s.Meta {
+		switch kv.Key {
+		case "_dd.span_links":
+			linksJSON = kv.Value
+			continue
+		case "events":
+			eventsJSON = kv.Value
+			continue
+		case "_dd.span_events.has_exception":
+			continue
+		}
+		k := otelKey(kv.Key)
+		if intKeys[k] {
+			if i, err := strconv.ParseInt(kv.Value, 10, 64); err == nil {
+				attrs.PutInt(k, i)
+				continue
+			}
+		}
+		attrs.PutStr(k, kv.Value)
+	}
+	// Metrics come after meta: where both name the same attribute, the metric wins.
+	for _, kf := range s.Metrics {
+		k := otelKey(kf.Key)
+		if intKeys[k] && kf.Value == float64(int64(kf.Value)) {
+			attrs.PutInt(k, int64(kf.Value))
+			continue
+		}
+		attrs.PutDouble(k, kf.Value)
+	}
+	for _, kb := range s.MetaStruct {
+		attrs.PutEmptyBytes("dd.meta_struct." + kb.Key).FromRaw(kb.Value)
+	}
+	if base, ok := s.MetaValue("_dd.base_service"); ok && base != "" && base != s.Service {
+		// The resource carries the base service; keep the integration's own name on the span.
+		attrs.PutStr("service.name", s.Service)
+	}
+
+	span.SetKind(spanKind(s))
+	if k := span.Kind(); k == ptrace.SpanKindClient || k == ptrace.SpanKindProducer || k == ptrace.SpanKindConsumer {
+		if _, ok := attrs.Get("server.address"); !ok {
+			if peer, ok := s.MetaValue("peer.hostname"); ok {
+				attrs.PutStr("server.address", peer)
+			}
+		}
+	}
+	span.SetName(spanName(s, span, attrs))
+	t.setStatus(span, s)
+	fillLinks(span.Links(), s, linksJSON)
+	fillEvents(span.Events(), s, eventsJSON)
+}
+
+func spanKind(s *payload.Span) ptrace.SpanKind {
+	kind, _ := s.MetaValue("span.kind")
+	switch strings.ToLower(kind) {
+	case "server":
+		return ptrace.SpanKindServer
+	case "client":
+		return ptrace.SpanKindClient
+	case "producer":
+		return ptrace.SpanKindProducer
+	case "consumer":
+		return ptrace.SpanKindConsumer
+	case "internal":
+		return ptrace.SpanKindInternal
+	}
+	switch s.Type {
+	case "web":
+		return ptrace.SpanKindServer
+	case "http":
+		return ptrace.SpanKindClient
+	}
+	return ptrace.SpanKindUnspecified
+}
+
+// setStatus maps error to the status; the error tags become the status message and an exception
+// event (Elastic APM turns exception events into error documents). The tags stay as attributes.
+func (t *Translator) setStatus(span ptrace.Span, s *payload.Span) {
+	if s.Error <= 0 {
+		if t.opts.StatusOKWithoutError {
+			span.Status().SetCode(ptrace.StatusCodeOk)
+		}
+		return
+	}
+	span.Status().SetCode(ptrace.StatusCodeError)
+	msg, hasMsg := s.MetaValue("error.message")
+	if !hasMsg {
+		msg, hasMsg = s.MetaValue("error.msg")
+	}
+	typ, hasType := s.MetaValue("error.type")
+	stack, hasStack := s.MetaValue("error.stack")
+	if !hasStack {
+		stack, hasStack = s.MetaValue("error.stacktrace")
+	}
+	span.Status().SetMessage(msg)
+	if !hasMsg && !hasType && !hasStack {
+		return
+	}
+	if v, _ := s.MetaValue("_dd.span_events.has_exception"); v == "true" {
+		return // the tracer sent its own exception event
+	}
+	ev := span.Events().AppendEmpty()
+	ev.SetName("exception")
+	ev.SetTimestamp(span.EndTimestamp())
+	if hasType {
+		ev.Attributes().PutStr("exception.type", typ)
+	}
+	if hasMsg {
+		ev.Attributes().PutStr("exception.message", msg)
+	}
+	if hasStack {
+		ev.Attributes().PutStr("exception.stacktrace", stack)
+	}
+}
