@@ -1,0 +1,153 @@
+package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+)
+
+// Storage modes.
+const (
+	// ModeOverflow writes a batch to disk only when the memory queue is full.
+	ModeOverflow = "overflow"
+	// ModeWriteAhead writes every batch to disk before ConsumeTraces returns.
+	ModeWriteAhead = "write_ahead"
+)
+
+// Fsync policies.
+const (
+	FsyncAlways   = "always"
+	FsyncInterval = "interval"
+	FsyncNever    = "never"
+)
+
+// What to do when memory and disk are full.
+const (
+	// WhenFullRefuse returns a retryable RESOURCE_EXHAUSTED error to the caller.
+	WhenFullRefuse = "refuse"
+	// WhenFullDropOldest deletes the oldest queued data to make room, and counts it.
+	WhenFullDropOldest = "drop_oldest"
+)
+
+// Bounds checked by Validate.
+const (
+	maxThreads       = 1024
+	maxBuffer        = 1_000_000
+	maxBatchSpansCap = 1_000_000
+	maxCapacityMiB   = 1 << 20 // 1 TiB
+	maxFsyncInterval = time.Minute
+	maxRetryInterval = time.Hour
+)
+
+// Config is the buffer processor's configuration.
+type Config struct {
+	// Threads is the number of workers delivering to the next consumer, i.e. the number of
+	// deliveries (Elasticsearch bulks) in flight. Default 8; 1..1024.
+	Threads int `mapstructure:"threads"`
+	// Buffer is the in-memory queue capacity in batches (one batch = one ConsumeTraces call).
+	// The queue is also bounded to 256 MiB of serialized spans. Default 100; 1..1000000.
+	Buffer int `mapstructure:"buffer"`
+	// MaxBatchSpans, when > 0, lets a worker merge consecutive queued batches into one delivery of
+	// at most this many spans (and at most 8 MiB serialized). 0 (default) delivers batches as queued.
+	MaxBatchSpans int `mapstructure:"max_batch_spans"`
+	// Storage adds a disk log. Absent (default): memory only.
+	Storage configoptional.Optional[StorageConfig] `mapstructure:"storage"`
+	// WhenFull is what happens when memory and disk are full: "refuse" (default) returns a
+	// retryable error (gRPC RESOURCE_EXHAUSTED, HTTP 429); "drop_oldest" deletes the oldest data and
+	// counts it in processor_buffer_dropped_spans{reason="full"}.
+	WhenFull string `mapstructure:"when_full"`
+	// Retry is the backoff for retryable errors from the next consumer.
+	Retry RetryConfig `mapstructure:"retry"`
+}
+
+// StorageConfig configures the disk log.
+type StorageConfig struct {
+	// Directory holds the log; created if missing, owned by one buffer at a time (flock). Required.
+	Directory string `mapstructure:"directory"`
+	// CapacityMiB bounds the log's files, in MiB (2^20 bytes). Default 5120; 1..1048576.
+	CapacityMiB int64 `mapstructure:"capacity_mib"`
+	// Mode is "overflow" (default: disk only when memory is full) or "write_ahead" (every batch on
+	// disk before ConsumeTraces returns).
+	Mode string `mapstructure:"mode"`
+	// Fsync is "always" (fsync before acknowledging; concurrent writers share one fsync),
+	// "interval" (default: acknowledge once written to the OS, fsync every fsync_interval) or "never".
+	Fsync string `mapstructure:"fsync"`
+	// FsyncInterval is the period of the "interval" policy. Default 100ms; 1ms..1m.
+	FsyncInterval time.Duration `mapstructure:"fsync_interval"`
+}
+
+// RetryConfig is the exponential backoff for retryable delivery errors. There is deliberately no
+// "enabled: false": giving up on a retryable error would lose acknowledged data.
+type RetryConfig struct {
+	// InitialInterval is the first wait after a failure; it doubles up to MaxInterval, with ±20%
+	// jitter. Default 1s; 1ms..1h.
+	InitialInterval time.Duration `mapstructure:"initial_interval"`
+	// MaxInterval caps the wait between attempts. Default 30s; initial_interval..1h.
+	MaxInterval time.Duration `mapstructure:"max_interval"`
+	// MaxElapsed, when > 0, drops a delivery (counted, reason "retry_exhausted") after retrying it
+	// for this long. Default 0: retry for as long as it takes.
+	MaxElapsed time.Duration `mapstructure:"max_elapsed"`
+}
+
+var _ component.Config = (*Config)(nil)
+
+func defaultStorage() StorageConfig {
+	return StorageConfig{
+		CapacityMiB:   5120,
+		Mode:          ModeOverflow,
+		Fsync:         FsyncInterval,
+		FsyncInterval: 100 * time.Millisecond,
+	}
+}
+
+// Validate checks every setting and bound. Storage settings are checked by StorageConfig.Validate.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if cfg.Threads < 1 || cfg.Threads > maxThreads {
+		errs = append(errs, fmt.Errorf("threads must be between 1 and %d, got %d", maxThreads, cfg.Threads))
+	}
+	if cfg.Buffer < 1 || cfg.Buffer > maxBuffer {
+		errs = append(errs, fmt.Errorf("buffer must be between 1 and %d, got %d", maxBuffer, cfg.Buffer))
+	}
+	if cfg.MaxBatchSpans < 0 || cfg.MaxBatchSpans > maxBatchSpansCap {
+		errs = append(errs, fmt.Errorf("max_batch_spans must be between 0 and %d, got %d", maxBatchSpansCap, cfg.MaxBatchSpans))
+	}
+	if cfg.WhenFull != WhenFullRefuse && cfg.WhenFull != WhenFullDropOldest {
+		errs = append(errs, fmt.Errorf("when_full must be %q or %q, got %q", WhenFullRefuse, WhenFullDropOldest, cfg.WhenFull))
+	}
+	r := cfg.Retry
+	if r.InitialInterval < time.Millisecond || r.InitialInterval > maxRetryInterval {
+		errs = append(errs, fmt.Errorf("retry.initial_interval must be between 1ms and %v, got %v", maxRetryInterval, r.InitialInterval))
+	}
+	if r.MaxInterval < r.InitialInterval || r.MaxInterval > maxRetryInterval {
+		errs = append(errs, fmt.Errorf("retry.max_interval must be between retry.initial_interval (%v) and %v, got %v", r.InitialInterval, maxRetryInterval, r.MaxInterval))
+	}
+	if r.MaxElapsed < 0 {
+		errs = append(errs, fmt.Errorf("retry.max_elapsed must not be negative, got %v", r.MaxElapsed))
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the storage settings.
+func (s *StorageConfig) Validate() error {
+	var errs []error
+	if s.Directory == "" {
+		errs = append(errs, errors.New("directory must be set"))
+	}
+	if s.CapacityMiB < 1 || s.CapacityMiB > maxCapacityMiB {
+		errs = append(errs, fmt.Errorf("capacity_mib must be between 1 and %d, got %d", maxCapacityMiB, s.CapacityMiB))
+	}
+	if s.Mode != ModeOverflow && s.Mode != ModeWriteAhead {
+		errs = append(errs, fmt.Errorf("mode must be %q or %q, got %q", ModeOverflow, ModeWriteAhead, s.Mode))
+	}
+	if s.Fsync != FsyncAlways && s.Fsync != FsyncInterval && s.Fsync != FsyncNever {
+		errs = append(errs, fmt.Errorf("fsync must be %q, %q or %q, got %q", FsyncAlways, FsyncInterval, FsyncNever, s.Fsync))
+	}
+	if s.FsyncInterval < time.Millisecond || s.FsyncInterval > maxFsyncInterval {
+		errs = append(errs, fmt.Errorf("fsync_interval must be between 1ms and %v, got %v", maxFsyncInterval, s.FsyncInterval))
+	}
+	return errors.Join(errs...)
+}

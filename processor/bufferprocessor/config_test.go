@@ -1,0 +1,108 @@
+package bufferprocessor
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/confmap/xconfmap"
+
+	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/metadata"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	disk := defaultStorage()
+	disk.Directory = "/var/lib/tracegate/buffer"
+	tests := []struct {
+		id       component.ID
+		expected *Config
+	}{
+		{id: component.NewID(metadata.Type), expected: createDefaultConfig().(*Config)},
+		{
+			id: component.NewIDWithName(metadata.Type, "custom"),
+			expected: &Config{
+				Threads: 16, Buffer: 500, MaxBatchSpans: 2048, WhenFull: WhenFullDropOldest,
+				Storage: configoptional.Default(defaultStorage()),
+				Retry:   RetryConfig{InitialInterval: 200 * time.Millisecond, MaxInterval: 10 * time.Second, MaxElapsed: time.Hour},
+			},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "disk"),
+			expected: &Config{
+				Threads: 8, Buffer: 100, WhenFull: WhenFullRefuse, Storage: configoptional.Some(disk),
+				Retry: RetryConfig{InitialInterval: time.Second, MaxInterval: 30 * time.Second},
+			},
+		},
+		{
+			id: component.NewIDWithName(metadata.Type, "durable"),
+			expected: &Config{
+				Threads: 8, Buffer: 100, MaxBatchSpans: 2048, WhenFull: WhenFullRefuse,
+				Storage: configoptional.Some(StorageConfig{
+					Directory: "/var/lib/tracegate/buffer", CapacityMiB: 1024, Mode: ModeWriteAhead,
+					Fsync: FsyncAlways, FsyncInterval: 50 * time.Millisecond,
+				}),
+				Retry: RetryConfig{InitialInterval: time.Second, MaxInterval: 30 * time.Second},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id.String(), func(t *testing.T) {
+			cfg := NewFactory().CreateDefaultConfig()
+			sub, err := cm.Sub(tt.id.String())
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(cfg))
+			require.NoError(t, xconfmap.Validate(cfg))
+			assert.Equal(t, tt.expected, cfg)
+		})
+	}
+}
+
+func TestDefaultConfigHasNoStorage(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	assert.False(t, cfg.Storage.HasValue())
+	require.NoError(t, xconfmap.Validate(cfg))
+}
+
+func TestValidateErrors(t *testing.T) {
+	withStorage := func(mut func(*StorageConfig)) func(*Config) {
+		return func(c *Config) {
+			s := defaultStorage()
+			s.Directory = "/tmp/x"
+			mut(&s)
+			c.Storage = configoptional.Some(s)
+		}
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		want   string
+	}{
+		{"threads zero", func(c *Config) { c.Threads = 0 }, "threads must be between 1 and 1024, got 0"},
+		{"threads huge", func(c *Config) { c.Threads = 5000 }, "threads must be between 1 and 1024, got 5000"},
+		{"buffer zero", func(c *Config) { c.Buffer = 0 }, "buffer must be between 1 and 1000000, got 0"},
+		{"max_batch_spans negative", func(c *Config) { c.MaxBatchSpans = -1 }, "max_batch_spans must be between 0 and 1000000, got -1"},
+		{"when_full", func(c *Config) { c.WhenFull = "block" }, `when_full must be "refuse" or "drop_oldest", got "block"`},
+		{"initial_interval", func(c *Config) { c.Retry.InitialInterval = 0 }, "retry.initial_interval must be between 1ms and 1h0m0s, got 0s"},
+		{"max_interval below initial", func(c *Config) { c.Retry.MaxInterval = 500 * time.Millisecond }, "retry.max_interval must be between retry.initial_interval (1s) and 1h0m0s, got 500ms"},
+		{"max_elapsed negative", func(c *Config) { c.Retry.MaxElapsed = -time.Second }, "retry.max_elapsed must not be negative, got -1s"},
+		{"directory", withStorage(func(s *StorageConfig) { s.Directory = "" }), "storage: directory must be set"},
+		{"capacity", withStorage(func(s *StorageConfig) { s.CapacityMiB = 0 }), "storage: capacity_mib must be between 1 and 1048576, got 0"},
+		{"mode", withStorage(func(s *StorageConfig) { s.Mode = "wal" }), `storage: mode must be "overflow" or "write_ahead", got "wal"`},
+		{"fsync", withStorage(func(s *StorageConfig) { s.Fsync = "sometimes" }), `storage: fsync must be "always", "interval" or "never", got "sometimes"`},
+		{"fsync_interval", withStorage(func(s *StorageConfig) { s.FsyncInterval = time.Hour }), "storage: fsync_interval must be between 1ms and 1m0s, got 1h0m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			tt.mutate(cfg)
+			assert.EqualError(t, xconfmap.Validate(cfg), tt.want)
+		})
+	}
+}

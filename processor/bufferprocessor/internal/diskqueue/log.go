@@ -1,0 +1,678 @@
+// Package diskqueue is an append-only, segmented log of checksummed records with out-of-order
+// acknowledgements, built for the buffer processor's at-least-once delivery.
+//
+// Layout of the directory: LOCK (flock, one owner at a time), NNNNNNNNNNNNNNNN.seg (records, see
+// record.go) and NNNNNNNNNNNNNNNN.ack (16-byte entries: record offset, kind, CRC). A segment and its
+// ack file are deleted once the segment is sealed, fully read and every record read from it was
+// acknowledged. After a restart every record without an ack entry is read again.
+package diskqueue // import "github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// FsyncPolicy says when written records are forced to stable storage.
+type FsyncPolicy int
+
+const (
+	// FsyncAlways: Append returns once the record is fsynced. Concurrent appends share one fsync
+	// (group commit).
+	FsyncAlways FsyncPolicy = iota
+	// FsyncInterval: Append returns once the record is in the OS page cache; a background loop
+	// fsyncs everything written every Options.FsyncInterval.
+	FsyncInterval
+	// FsyncNever leaves flushing to the OS (Close still syncs once).
+	FsyncNever
+)
+
+var (
+	// ErrFull reports that the record does not fit in the configured capacity or that the file
+	// system is out of space (ENOSPC, EDQUOT).
+	ErrFull = errors.New("disk buffer is full")
+	// ErrTooLarge reports a record that could never fit, whatever is deleted.
+	ErrTooLarge = errors.New("record larger than the disk buffer")
+	// ErrClosed reports use after Close.
+	ErrClosed = errors.New("disk buffer is closed")
+)
+
+// Options configure a Log.
+type Options struct {
+	Dir           string
+	CapacityBytes int64
+	// SegmentBytes is the size at which a segment is sealed; 0 picks capacity/16 within [1 MiB, 64 MiB].
+	// Space is reclaimed a whole segment at a time, so it bounds the granularity of drop_oldest.
+	SegmentBytes  int64
+	Fsync         FsyncPolicy
+	FsyncInterval time.Duration
+	// FS defaults to OS; tests inject write failures through it.
+	FS FS
+	// OnSyncError is told about background fsync failures (FsyncInterval); may be nil.
+	OnSyncError func(error)
+	// OnCorrupt is called (with internal locks held: keep it cheap) for each damaged region a
+	// reader skips; may be nil.
+	OnCorrupt func()
+}
+
+// Pos identifies a record.
+type Pos struct {
+	Seg uint64
+	Off int64
+}
+
+// Record is a record read from the log.
+type Record struct {
+	Pos      Pos
+	Payload  []byte
+	Spans    int64
+	Size     int64 // encoded size, header included
+	Enqueued time.Time
+}
+
+// OpenStats describe what Open found.
+type OpenStats struct {
+	// Pending are the records (without an ack entry) that will be read again.
+	Pending Counts
+	// DuplicatesPossible are pending records that had been handed to a worker before the restart:
+	// the next consumer may already have them.
+	DuplicatesPossible int64
+	// Corrupt counts damaged regions found by the header scan.
+	Corrupt int64
+}
+
+// Log is the disk log. All methods are safe for concurrent use.
+type Log struct {
+	opts Options
+	fs   FS
+	lock *os.File
+
+	wmu  sync.Mutex // serialises appends (write I/O)
+	rmu  sync.Mutex // serialises reads (read I/O)
+	mu   sync.Mutex // protects the fields below
+	cond *sync.Cond // group commit waiters
+
+	segs    []*segment // ordered by id; the last one is the active (appendable) segment
+	rseg    *segment   // reader position
+	roff    int64
+	unread  Counts
+	total   int64 // bytes in segment files
+	corrupt int64 // damaged regions skipped by readers
+	closed  bool
+
+	writeSeq, syncedSeq uint64
+	syncing             bool
+	dirDirty            bool
+
+	wbuf     []byte
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// Open locks dir, scans the segments it holds and prepares a fresh active segment.
+func Open(opts Options) (*Log, OpenStats, error) {
+	var st OpenStats
+	if opts.FS == nil {
+		opts.FS = OS{}
+	}
+	if opts.CapacityBytes <= 0 {
+		return nil, st, fmt.Errorf("capacity must be positive, got %d", opts.CapacityBytes)
+	}
+	if opts.SegmentBytes <= 0 {
+		opts.SegmentBytes = min(max(opts.CapacityBytes/16, 1<<20), 64<<20)
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, st, fmt.Errorf("create directory %q: %w", opts.Dir, err)
+	}
+	lock, err := lockDir(filepath.Join(opts.Dir, "LOCK"))
+	if err != nil {
+		return nil, st, err
+	}
+	l := &Log{opts: opts, fs: opts.FS, lock: lock}
+	l.cond = sync.NewCond(&l.mu)
+	if err := l.load(&st); err != nil {
+		return nil, st, errors.Join(err, l.closeFiles(), unlockDir(lock))
+	}
+	if opts.Fsync == FsyncInterval {
+		l.stop, l.done = make(chan struct{}), make(chan struct{})
+		go l.syncLoop()
+	}
+	return l, st, nil
+}
+
+// load opens the existing segments (sealed), scans their headers and creates the active segment.
+func (l *Log) load(st *OpenStats) error {
+	entries, err := os.ReadDir(l.opts.Dir)
+	if err != nil {
+		return fmt.Errorf("list directory %q: %w", l.opts.Dir, err)
+	}
+	var ids []uint64
+	acks := map[uint64]bool{}
+	for _, e := range entries {
+		if id, ok := parseID(e.Name(), segSuffix); ok {
+			ids = append(ids, id)
+		} else if id, ok := parseID(e.Name(), ackSuffix); ok {
+			acks[id] = true
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		delete(acks, id)
+		seg, err := l.openSealed(id, st)
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, seg)
+		l.total += seg.size
+		l.unread.add(seg.unread.Records, seg.unread.Spans, seg.unread.Bytes)
+	}
+	// An ack file without its segment is left over from a crash between the two deletions.
+	for id := range acks {
+		if err := l.fs.Remove(ackName(l.opts.Dir, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove orphan ack file: %w", err)
+		}
+	}
+	var next uint64 = 1
+	if len(ids) > 0 {
+		next = ids[len(ids)-1] + 1
+	}
+	if err := l.addSegment(next); err != nil {
+		return err
+	}
+	l.rseg = l.segs[0]
+	st.Pending = l.unread
+	return nil
+}
+
+func (l *Log) openSealed(id uint64, st *OpenStats) (*segment, error) {
+	f, err := l.fs.OpenFile(segName(l.opts.Dir, id), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open segment %d: %w", id, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("stat segment %d: %w", id, err), f.Close())
+	}
+	acked, dispatched, err := loadAcks(ackName(l.opts.Dir, id))
+	if err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	seg := &segment{id: id, f: f, size: fi.Size(), sealed: true, skip: acked, dispatched: dispatched}
+	for off := int64(0); off < seg.size; {
+		r, err := readAt(f, off, seg.size, false)
+		if err != nil {
+			return nil, errors.Join(err, f.Close())
+		}
+		if r.corrupt {
+			st.Corrupt++
+		} else if _, ok := acked[off]; !ok {
+			seg.unread.add(1, int64(r.hdr.spans), r.next-off)
+			if _, ok := dispatched[off]; ok {
+				st.DuplicatesPossible++
+			}
+		}
+		off = r.next
+	}
+	return seg, nil
+}
+
+// addSegment seals the active segment and creates segment id as the new active one. Caller holds
+// mu (or is in Open).
+func (l *Log) addSegment(id uint64) error {
+	f, err := l.fs.OpenFile(segName(l.opts.Dir, id), os.O_CREATE|os.O_EXCL|os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("create segment %d: %w", id, mapNoSpace(err))
+	}
+	if n := len(l.segs); n > 0 {
+		l.segs[n-1].sealed = true
+	}
+	l.segs = append(l.segs, &segment{id: id, f: f})
+	l.dirDirty = true
+	return nil
+}
+
+// mapNoSpace wraps out-of-space errors in ErrFull so callers treat them like a full buffer.
+func mapNoSpace(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w: %w", ErrFull, err)
+	}
+	return err
+}
+
+// Append writes one record. With claim true and nothing unread on disk, the record is handed
+// out at once (claimed: the caller keeps it in memory and must Ack it) instead of being left for
+// Next. It returns after the record is written and, with FsyncAlways, synced.
+func (l *Log) Append(payload []byte, spans int64, enqueued time.Time, claim bool) (Pos, bool, error) {
+	recSize := int64(headerSize + len(payload))
+	if len(payload) == 0 {
+		return Pos{}, false, errors.New("empty record")
+	}
+	if len(payload) > MaxRecordBytes || recSize > l.opts.CapacityBytes {
+		return Pos{}, false, fmt.Errorf("%w: %d bytes", ErrTooLarge, recSize)
+	}
+	l.wmu.Lock()
+	pos, claimed, seq, err := l.write(payload, spans, enqueued, claim, recSize)
+	l.wmu.Unlock()
+	if err != nil {
+		return Pos{}, false, err
+	}
+	if l.opts.Fsync == FsyncAlways {
+		if err := l.waitSynced(seq); err != nil {
+			return pos, claimed, err
+		}
+	}
+	return pos, claimed, nil
+}
+
+// write appends under wmu: mu is held only around bookkeeping, not during the write itself.
+func (l *Log) write(payload []byte, spans int64, enqueued time.Time, claim bool, recSize int64) (Pos, bool, uint64, error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return Pos{}, false, 0, ErrClosed
+	}
+	if l.total+recSize > l.opts.CapacityBytes {
+		l.mu.Unlock()
+		return Pos{}, false, 0, ErrFull
+	}
+	act := l.segs[len(l.segs)-1]
+	if act.size > 0 && act.size+recSize > l.opts.SegmentBytes {
+		if err := l.addSegment(act.id + 1); err != nil {
+			l.mu.Unlock()
+			return Pos{}, false, 0, err
+		}
+		act = l.segs[len(l.segs)-1]
+	}
+	off := act.size
+	l.mu.Unlock()
+
+	l.wbuf = appendRecord(l.wbuf[:0], payload, uint32(spans), enqueued.UnixNano()) //nolint:gosec // span counts fit
+	if cap(l.wbuf) > 4<<20 && len(l.wbuf) < 1<<20 {
+		l.wbuf = nil // do not pin one huge record's buffer forever
+	}
+	if _, err := act.f.Write(l.wbuf); err != nil {
+		// Roll back a partial write so the next record starts at a clean offset. If that fails
+		// too, seal the segment: readers stop at act.size, before the damage.
+		if terr := act.f.Truncate(off); terr != nil {
+			l.mu.Lock()
+			aerr := l.addSegment(act.id + 1)
+			l.mu.Unlock()
+			err = errors.Join(err, terr, aerr)
+		}
+		return Pos{}, false, 0, fmt.Errorf("append record: %w", mapNoSpace(err))
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	act.size += recSize
+	act.dirty = true
+	l.total += recSize
+	l.writeSeq++
+	pos := Pos{Seg: act.id, Off: off}
+	// Claim only when the reader is idle (TryLock) and nothing is unread: then the record is the
+	// next one the reader would return, and moving the reader past it keeps the log's order.
+	if claim && l.unread.Records == 0 && l.rmu.TryLock() {
+		for l.rseg != act {
+			l.passReaderSegment()
+		}
+		l.roff = off + recSize
+		act.outstanding++
+		l.rmu.Unlock()
+		return pos, true, l.writeSeq, nil
+	}
+	act.unread.add(1, spans, recSize)
+	l.unread.add(1, spans, recSize)
+	return pos, false, l.writeSeq, nil
+}
+
+// passReaderSegment moves the reader from its sealed segment to the next one. Caller holds mu.
+func (l *Log) passReaderSegment() {
+	seg := l.rseg
+	i := slices.Index(l.segs, seg)
+	seg.passed = true
+	l.unread.sub(seg.unread.Records, seg.unread.Spans, seg.unread.Bytes)
+	seg.unread = Counts{}
+	l.rseg, l.roff = l.segs[i+1], 0
+	_ = l.maybeDelete(seg) // a failed delete leaves the files for the next Open, which skips acked records
+}
+
+// Next returns the next unread record, or ok false when there is none right now. Corrupt records
+// are skipped and counted (Corrupt).
+func (l *Log) Next() (Record, bool, error) {
+	l.rmu.Lock()
+	defer l.rmu.Unlock()
+	for {
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			return Record{}, false, ErrClosed
+		}
+		seg, off := l.rseg, l.roff
+		end := seg.size
+		if off >= end {
+			if seg.sealed {
+				l.passReaderSegment()
+				l.mu.Unlock()
+				continue
+			}
+			l.mu.Unlock()
+			return Record{}, false, nil
+		}
+		l.mu.Unlock()
+
+		r, err := readAt(seg.f, off, end, true)
+		if err != nil {
+			return Record{}, false, err
+		}
+
+		l.mu.Lock()
+		l.roff = r.next
+		_, acked := seg.skip[off]
+		switch {
+		case acked:
+			// delivered before the restart: not counted as unread by Open
+		case r.corrupt:
+			l.corrupt++
+			if l.opts.OnCorrupt != nil {
+				l.opts.OnCorrupt()
+			}
+			if r.counted {
+				seg.unread.sub(1, int64(r.hdr.spans), r.next-off)
+				l.unread.sub(1, int64(r.hdr.spans), r.next-off)
+			}
+		default:
+			size := r.next - off
+			seg.unread.sub(1, int64(r.hdr.spans), size)
+			l.unread.sub(1, int64(r.hdr.spans), size)
+			seg.outstanding++
+			l.mu.Unlock()
+			return Record{
+				Pos:      Pos{Seg: seg.id, Off: off},
+				Payload:  r.payload,
+				Spans:    int64(r.hdr.spans),
+				Size:     size,
+				Enqueued: time.Unix(0, r.hdr.unixNano),
+			}, true, nil
+		}
+		l.mu.Unlock()
+	}
+}
+
+// segByID finds a live segment. Caller holds mu.
+func (l *Log) segByID(id uint64) *segment {
+	i, ok := slices.BinarySearchFunc(l.segs, id, func(s *segment, id uint64) int {
+		switch {
+		case s.id < id:
+			return -1
+		case s.id > id:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return nil
+	}
+	return l.segs[i]
+}
+
+// MarkDispatched records that these records are about to be handed to the next consumer, so that
+// a restart can count them as possible duplicates.
+func (l *Log) MarkDispatched(ps []Pos) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	for _, p := range ps {
+		if seg := l.segByID(p.Seg); seg != nil {
+			errs = append(errs, l.writeAck(seg, p.Off, kindDispatch))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Ack releases records handed out by Next or a claiming Append: they were delivered or dropped
+// and must not be read again after a restart.
+func (l *Log) Ack(ps []Pos) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	var errs []error
+	for _, p := range ps {
+		seg := l.segByID(p.Seg)
+		if seg == nil {
+			continue
+		}
+		seg.outstanding--
+		if seg.sealed && seg.passed && seg.outstanding <= 0 {
+			errs = append(errs, l.maybeDelete(seg)) // the ack entry is moot: the whole segment goes
+			continue
+		}
+		errs = append(errs, l.writeAck(seg, p.Off, kindAcked))
+	}
+	return errors.Join(errs...)
+}
+
+// writeAck appends one ack entry. Caller holds mu. The entry is 16 bytes in the page cache;
+// fsync follows the policy through ackDirty.
+func (l *Log) writeAck(seg *segment, off int64, kind byte) error {
+	if seg.ack == nil {
+		f, err := l.fs.OpenFile(ackName(l.opts.Dir, seg.id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("open ack file: %w", err)
+		}
+		seg.ack = f
+		l.dirDirty = true
+	}
+	if _, err := seg.ack.Write(encodeAck(off, kind)); err != nil {
+		return fmt.Errorf("write ack entry: %w", err)
+	}
+	seg.ackDirty = true
+	return nil
+}
+
+// maybeDelete removes a segment that is sealed, fully read and fully acknowledged. Caller holds mu.
+func (l *Log) maybeDelete(seg *segment) error {
+	if !seg.sealed || !seg.passed || seg.outstanding > 0 {
+		return nil
+	}
+	i := slices.Index(l.segs, seg)
+	if i < 0 {
+		return nil
+	}
+	l.segs = slices.Delete(l.segs, i, i+1)
+	l.total -= seg.size
+	errs := []error{seg.f.Close()}
+	if seg.ack != nil {
+		errs = append(errs, seg.ack.Close())
+	}
+	// Segment first: a crash between the two removals leaves an orphan ack file (removed at Open),
+	// never a segment without its acknowledgements.
+	errs = append(errs, l.fs.Remove(segName(l.opts.Dir, seg.id)))
+	if err := l.fs.Remove(ackName(l.opts.Dir, seg.id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("delete segment %d: %w", seg.id, err)
+	}
+	return nil
+}
+
+// DropOldest skips the unread records of the oldest segment that has any, so their space is
+// reclaimed once its in-flight records are acknowledged. It returns what was dropped and whether
+// anything changed (false: nothing left to drop on disk).
+func (l *Log) DropOldest() (Counts, bool, error) {
+	l.rmu.Lock()
+	defer l.rmu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return Counts{}, false, ErrClosed
+	}
+	seg := l.rseg
+	if !seg.sealed {
+		if l.roff >= seg.size {
+			return Counts{}, false, nil
+		}
+		if err := l.addSegment(seg.id + 1); err != nil {
+			return Counts{}, false, err
+		}
+	}
+	dropped := seg.unread
+	l.passReaderSegment()
+	return dropped, true, nil
+}
+
+// Unread returns the records written and not yet read.
+func (l *Log) Unread() Counts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.unread
+}
+
+// SizeBytes returns the bytes held in segment files, acknowledged records included until their
+// segment is deleted.
+func (l *Log) SizeBytes() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}
+
+// Corrupt returns the number of damaged regions readers skipped since Open.
+func (l *Log) Corrupt() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.corrupt
+}
+
+// waitSynced blocks until a sync covering write seq completed. The first waiter runs the fsync
+// for everyone who wrote before it started (group commit).
+func (l *Log) waitSynced(seq uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.syncedSeq < seq {
+		if l.syncing {
+			l.cond.Wait()
+			continue
+		}
+		if err := l.syncLocked(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncLocked fsyncs every dirty file. Caller holds mu; it is released during the fsyncs.
+func (l *Log) syncLocked() error {
+	l.syncing = true
+	target := l.writeSeq
+	var files []File
+	for _, s := range l.segs {
+		if s.dirty {
+			files = append(files, s.f)
+			s.dirty = false
+		}
+		if s.ackDirty {
+			files = append(files, s.ack)
+			s.ackDirty = false
+		}
+	}
+	dir := l.dirDirty
+	l.dirDirty = false
+	l.mu.Unlock()
+	var errs []error
+	for _, f := range files {
+		// A segment deleted meanwhile has nothing left worth syncing.
+		if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if dir {
+		errs = append(errs, syncDir(l.opts.Dir))
+	}
+	l.mu.Lock()
+	l.syncing = false
+	l.cond.Broadcast()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("fsync: %w", err)
+	}
+	l.syncedSeq = max(l.syncedSeq, target)
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir) //nolint:gosec // the configured directory
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// syncLoop is the FsyncInterval group commit.
+func (l *Log) syncLoop() {
+	defer close(l.done)
+	t := time.NewTicker(l.opts.FsyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			var err error
+			if !l.syncing && !l.closed {
+				err = l.syncLocked()
+			}
+			l.mu.Unlock()
+			if err != nil && l.opts.OnSyncError != nil {
+				l.opts.OnSyncError(err)
+			}
+		}
+	}
+}
+
+// Close syncs, closes every file and releases the directory lock. Unacknowledged records stay
+// for the next Open.
+func (l *Log) Close() error {
+	l.stopOnce.Do(func() {
+		if l.stop != nil {
+			close(l.stop)
+			<-l.done
+		}
+	})
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	l.rmu.Lock()
+	defer l.rmu.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	for l.syncing {
+		l.cond.Wait()
+	}
+	// One final sync whatever the policy: it costs one fsync per file at shutdown.
+	errs := []error{l.syncLocked()}
+	l.closed = true
+	l.mu.Unlock()
+	errs = append(errs, l.closeFiles(), unlockDir(l.lock))
+	return errors.Join(errs...)
+}
+
+func (l *Log) closeFiles() error {
+	var errs []error
+	for _, s := range l.segs {
+		errs = append(errs, s.f.Close())
+		if s.ack != nil {
+			errs = append(errs, s.ack.Close())
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,225 @@
+package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/metadata"
+)
+
+// bufferProcessor owns the queue, the optional disk log and the workers.
+type bufferProcessor struct {
+	cfg    *Config
+	next   consumer.Traces
+	logger *zap.Logger
+	tel    *metadata.TelemetryBuilder
+	// fs is the file system of the disk log (tests inject failures).
+	fs diskqueue.FS
+
+	q     *queue
+	log   *diskqueue.Log
+	wg    sync.WaitGroup
+	ctx   context.Context // for metric recording only; never cancelled
+	alive bool
+
+	// deliverCtx is passed to the next consumer; cancelled when the Shutdown deadline expires.
+	deliverCtx    context.Context
+	cancelDeliver context.CancelFunc
+	// stopRetry is closed to stop backoff waits: at once with storage, at the deadline without.
+	stopRetry chan struct{}
+	stopOnce  sync.Once
+
+	lostAtShutdown atomic.Int64
+}
+
+var _ processor.Traces = (*bufferProcessor)(nil)
+
+func newBufferProcessor(set processor.Settings, cfg *Config, next consumer.Traces) (*bufferProcessor, error) {
+	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("create telemetry: %w", err)
+	}
+	return &bufferProcessor{cfg: cfg, next: next, logger: set.Logger, tel: tel, ctx: context.Background(), fs: diskqueue.OS{}}, nil
+}
+
+// Capabilities: the processor keeps each batch after ConsumeTraces returns and merges batches, so
+// it must own them (the pipeline clones for it when the data is shared).
+func (p *bufferProcessor) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: true}
+}
+
+// Start opens the disk log (if any), registers the gauges and starts the workers.
+func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
+	var writeAhead bool
+	if p.cfg.Storage.HasValue() {
+		s := p.cfg.Storage.Get()
+		writeAhead = s.Mode == ModeWriteAhead
+		log, st, err := diskqueue.Open(diskqueue.Options{
+			Dir:           s.Directory,
+			CapacityBytes: s.CapacityMiB << 20,
+			Fsync:         fsyncPolicy(s.Fsync),
+			FsyncInterval: s.FsyncInterval,
+			FS:            p.fs,
+			OnSyncError: func(err error) {
+				p.logger.Error("Background fsync of the disk buffer failed", zap.Error(err))
+			},
+			OnCorrupt: func() { p.tel.ProcessorBufferCorruptRecords.Add(p.ctx, 1) },
+		})
+		if err != nil {
+			return fmt.Errorf("storage.directory %q: %w", s.Directory, err)
+		}
+		p.log = log
+		if st.Pending.Records > 0 || st.Corrupt > 0 {
+			p.tel.ProcessorBufferReplayedBatches.Add(p.ctx, st.Pending.Records)
+			p.tel.ProcessorBufferDuplicatesPossibleBatches.Add(p.ctx, st.DuplicatesPossible)
+			p.logger.Info("Replaying undelivered batches from the disk buffer",
+				zap.Int64("batches", st.Pending.Records), zap.Int64("spans", st.Pending.Spans),
+				zap.Int64("duplicates_possible", st.DuplicatesPossible), zap.Int64("damaged_regions", st.Corrupt))
+		}
+	}
+	p.q = newQueue(p.cfg.Buffer, p.log, writeAhead, p.cfg.WhenFull == WhenFullDropOldest, p.countDrop)
+	if err := p.registerGauges(); err != nil {
+		return errors.Join(err, p.closeLog())
+	}
+	p.deliverCtx, p.cancelDeliver = context.WithCancel(context.Background())
+	p.stopRetry = make(chan struct{})
+	p.alive = true
+	for range p.cfg.Threads {
+		p.wg.Add(1)
+		go p.worker()
+	}
+	return nil
+}
+
+func fsyncPolicy(s string) diskqueue.FsyncPolicy {
+	switch s {
+	case FsyncAlways:
+		return diskqueue.FsyncAlways
+	case FsyncNever:
+		return diskqueue.FsyncNever
+	default:
+		return diskqueue.FsyncInterval
+	}
+}
+
+func (p *bufferProcessor) registerGauges() error {
+	memGauge := func(pick func(b, s, by int64) int64) metric.Int64Callback {
+		return func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(pick(p.q.memStats()))
+			return nil
+		}
+	}
+	errs := []error{
+		p.tel.RegisterProcessorBufferMemoryBatchesCallback(memGauge(func(b, _, _ int64) int64 { return b })),
+		p.tel.RegisterProcessorBufferMemorySpansCallback(memGauge(func(_, s, _ int64) int64 { return s })),
+		p.tel.RegisterProcessorBufferMemoryBytesCallback(memGauge(func(_, _, by int64) int64 { return by })),
+		p.tel.RegisterProcessorBufferMemoryCapacityCallback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(p.cfg.Buffer))
+			return nil
+		}),
+	}
+	if p.log != nil {
+		capacity := p.cfg.Storage.Get().CapacityMiB << 20
+		errs = append(errs,
+			p.tel.RegisterProcessorBufferDiskBatchesCallback(func(_ context.Context, o metric.Int64Observer) error {
+				o.Observe(p.log.Unread().Records)
+				return nil
+			}),
+			p.tel.RegisterProcessorBufferDiskSpansCallback(func(_ context.Context, o metric.Int64Observer) error {
+				o.Observe(p.log.Unread().Spans)
+				return nil
+			}),
+			p.tel.RegisterProcessorBufferDiskBytesCallback(func(_ context.Context, o metric.Int64Observer) error {
+				o.Observe(p.log.SizeBytes())
+				return nil
+			}),
+			p.tel.RegisterProcessorBufferDiskCapacityCallback(func(_ context.Context, o metric.Int64Observer) error {
+				o.Observe(capacity)
+				return nil
+			}),
+		)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("register gauges: %w", err)
+	}
+	return nil
+}
+
+// ConsumeTraces returns nil once the batch is held (memory, or disk per the fsync policy).
+func (p *bufferProcessor) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	spans := int64(td.SpanCount())
+	if !p.alive {
+		return fmt.Errorf("buffer processor: not started: %w", ErrShuttingDown)
+	}
+	if err := p.q.push(td); err != nil {
+		p.tel.ProcessorBufferRefusedSpans.Add(p.ctx, spans)
+		return err
+	}
+	p.tel.ProcessorBufferEnqueuedSpans.Add(p.ctx, spans)
+	return nil
+}
+
+func (p *bufferProcessor) countDrop(reason string, spans int64) {
+	p.tel.ProcessorBufferDroppedSpans.Add(p.ctx, spans, metric.WithAttributes(attribute.String("reason", reason)))
+}
+
+// Shutdown stops intake. With storage, retries stop at once, in-flight deliveries may finish
+// until the deadline, and everything still in memory is written to disk. Without storage, workers
+// keep delivering until the memory queue is empty or the deadline expires; what is left then is
+// counted as dropped (reason "shutdown") and logged once.
+func (p *bufferProcessor) Shutdown(ctx context.Context) error {
+	defer p.tel.Shutdown()
+	if !p.alive {
+		return nil
+	}
+	p.q.close()
+	if p.log != nil {
+		p.stopRetries()
+	}
+	done := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		p.q.stop()
+		p.stopRetries()
+		p.cancelDeliver()
+		<-done
+	}
+	p.cancelDeliver()
+	lost := p.lostAtShutdown.Load() + p.q.drain()
+	if lost > 0 {
+		p.logger.Error("Spans lost at shutdown: they could not be delivered or saved before the deadline",
+			zap.Int64("spans", lost), zap.Bool("storage", p.log != nil))
+	}
+	return p.closeLog()
+}
+
+func (p *bufferProcessor) stopRetries() {
+	p.stopOnce.Do(func() { close(p.stopRetry) })
+}
+
+func (p *bufferProcessor) closeLog() error {
+	if p.log == nil {
+		return nil
+	}
+	if err := p.log.Close(); err != nil {
+		return fmt.Errorf("close disk buffer: %w", err)
+	}
+	return nil
+}

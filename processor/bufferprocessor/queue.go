@@ -1,0 +1,364 @@
+package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+)
+
+// Limits that are not settings.
+const (
+	// maxMemoryBytes bounds the memory queue in serialized bytes, whatever `buffer` says, so a
+	// few huge batches cannot exhaust the heap. A single batch above it is still held when the
+	// queue is empty (otherwise it could never be accepted in memory-only mode).
+	maxMemoryBytes = 256 << 20
+	// maxDeliveryBytes bounds a merged delivery (max_batch_spans > 0), in serialized bytes: about
+	// the bulk size that suits Elasticsearch.
+	maxDeliveryBytes = 8 << 20
+)
+
+// Drop reasons (the reason attribute of processor_buffer_dropped_spans).
+const (
+	reasonFull        = "full"
+	reasonPermanent   = "permanent_error"
+	reasonExhausted   = "retry_exhausted"
+	reasonShutdown    = "shutdown"
+	reasonUndecodable = "undecodable"
+)
+
+// item is one queued batch. In memory it holds td; read back from disk it holds the undecoded
+// payload. onDisk items own a disk record that must be acknowledged once delivered or dropped.
+type item struct {
+	td       ptrace.Traces
+	payload  []byte
+	spans    int64
+	bytes    int64
+	enqueued time.Time
+	pos      diskqueue.Pos
+	onDisk   bool
+}
+
+// queue is the memory queue in front of the optional disk log.
+type queue struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	items    []item
+	head     int
+	memSpans int64
+	memBytes int64
+	maxItems int
+
+	log        *diskqueue.Log // nil: memory only
+	writeAhead bool
+	dropOldest bool
+	closed     bool // intake stopped
+	stopped    bool // workers must stop taking items
+
+	onDrop func(reason string, spans int64)
+}
+
+func newQueue(maxItems int, log *diskqueue.Log, writeAhead, dropOldest bool, onDrop func(string, int64)) *queue {
+	q := &queue{maxItems: maxItems, log: log, writeAhead: writeAhead, dropOldest: dropOldest, onDrop: onDrop}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *queue) lenLocked() int { return len(q.items) - q.head }
+
+// fitsLocked reports whether a batch of size bytes fits in memory now.
+func (q *queue) fitsLocked(size int64) bool {
+	n := q.lenLocked()
+	return n < q.maxItems && (n == 0 || q.memBytes+size <= maxMemoryBytes)
+}
+
+func (q *queue) pushLocked(it item) {
+	q.items = append(q.items, it)
+	q.memSpans += it.spans
+	q.memBytes += it.bytes
+	q.cond.Signal()
+}
+
+func (q *queue) popLocked() item {
+	it := q.items[q.head]
+	q.items[q.head] = item{} // release the batch for the GC
+	q.head++
+	if q.head > len(q.items)/2 && q.head > 64 {
+		q.items = append(q.items[:0], q.items[q.head:]...)
+		q.head = 0
+	}
+	q.memSpans -= it.spans
+	q.memBytes -= it.bytes
+	return it
+}
+
+// pushFrontLocked returns an item a worker took but cannot use now (it did not fit a merge).
+func (q *queue) pushFrontLocked(it item) {
+	if q.head > 0 {
+		q.head--
+		q.items[q.head] = it
+	} else {
+		q.items = append([]item{it}, q.items...)
+	}
+	q.memSpans += it.spans
+	q.memBytes += it.bytes
+}
+
+// push holds td (ConsumeTraces). It returns nil only once the batch is in memory or written to
+// disk per the fsync policy.
+func (q *queue) push(td ptrace.Traces) error {
+	spans := int64(td.SpanCount())
+	if spans == 0 {
+		return nil
+	}
+	var m ptrace.ProtoMarshaler
+	it := item{td: td, spans: spans, bytes: int64(m.TracesSize(td)), enqueued: time.Now()}
+
+	if q.log == nil || !q.writeAhead {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			return fmt.Errorf("buffer processor: %w", ErrShuttingDown)
+		}
+		for !q.fitsLocked(it.bytes) && q.log == nil && q.dropOldest && q.lenLocked() > 0 {
+			old := q.popLocked()
+			q.drop(old, reasonFull)
+		}
+		if q.fitsLocked(it.bytes) {
+			q.pushLocked(it)
+			q.mu.Unlock()
+			return nil
+		}
+		q.mu.Unlock()
+		if q.log == nil {
+			return fmt.Errorf("buffer processor: memory queue holds %d batches: %w", q.maxItems, ErrFull)
+		}
+	}
+
+	// Overflow to disk, or write-ahead. Serialise outside every lock.
+	payload, err := m.MarshalTraces(td)
+	if err != nil {
+		return consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
+	}
+	it.payload = payload
+	return q.appendToDisk(it)
+}
+
+// appendToDisk writes it to the log, applying when_full when the log is full.
+func (q *queue) appendToDisk(it item) error {
+	for {
+		claim := false
+		if q.writeAhead {
+			q.mu.Lock()
+			claim = !q.closed && q.fitsLocked(it.bytes)
+			q.mu.Unlock()
+		}
+		pos, claimed, err := q.log.Append(it.payload, it.spans, it.enqueued, claim)
+		if err == nil {
+			q.mu.Lock()
+			switch {
+			case claimed && !q.closed:
+				it.pos, it.onDisk, it.payload = pos, true, nil // keep the decoded td, drop the copy
+				q.pushLocked(it)
+			case claimed:
+				// Shutting down: the record stays unacknowledged on disk and is replayed.
+			default:
+				q.cond.Signal() // a worker reads it from disk
+			}
+			q.mu.Unlock()
+			return nil
+		}
+		switch {
+		case errors.Is(err, diskqueue.ErrTooLarge):
+			return consumererror.NewPermanent(fmt.Errorf("buffer processor: batch of %d bytes can never fit storage.capacity_mib: %w", len(it.payload), err))
+		case errors.Is(err, diskqueue.ErrClosed):
+			return fmt.Errorf("buffer processor: %w", ErrShuttingDown)
+		case !errors.Is(err, diskqueue.ErrFull):
+			return fmt.Errorf("buffer processor: write to disk: %w", err)
+		case !q.dropOldest:
+			return fmt.Errorf("buffer processor: %w (%w)", ErrFull, err)
+		}
+		if placed, err := q.makeRoom(it); placed || err != nil {
+			return err
+		}
+	}
+}
+
+// makeRoom applies drop_oldest when the log is full: it drops the oldest unread disk records,
+// else the oldest memory batch. In overflow mode the new batch then takes that batch's place in
+// memory (placed true). It returns ErrFull when nothing can be dropped: every byte on disk
+// belongs to deliveries in flight.
+func (q *queue) makeRoom(it item) (placed bool, err error) {
+	dropped, progressed, err := q.log.DropOldest()
+	if err != nil {
+		return false, fmt.Errorf("buffer processor: drop oldest: %w", err)
+	}
+	if progressed {
+		if dropped.Spans > 0 {
+			q.onDrop(reasonFull, dropped.Spans)
+		}
+		return false, nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.lenLocked() == 0 || q.closed {
+		return false, fmt.Errorf("buffer processor: disk space held by deliveries in flight: %w", ErrFull)
+	}
+	q.drop(q.popLocked(), reasonFull)
+	if !q.writeAhead {
+		it.payload = nil
+		q.pushLocked(it)
+		return true, nil
+	}
+	return false, nil
+}
+
+// drop counts an item as dropped and releases its disk record. Safe with or without mu held.
+func (q *queue) drop(it item, reason string) {
+	q.onDrop(reason, it.spans)
+	if it.onDisk {
+		_ = q.log.Ack([]diskqueue.Pos{it.pos}) // a failed ack replays the record: never a loss
+	}
+}
+
+// take blocks until there is work and returns one item, or a run of consecutive items up to
+// maxSpans spans and maxDeliveryBytes bytes when maxSpans > 0. ok is false when the worker must
+// exit.
+func (q *queue) take(maxSpans int64) (items []item, ok bool, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var spans, bytes int64
+	for {
+		if q.stopped || (q.closed && q.log != nil) {
+			if len(items) > 0 {
+				return items, true, nil
+			}
+			return nil, false, nil
+		}
+		var it item
+		switch {
+		case q.lenLocked() > 0:
+			it = q.popLocked()
+		case q.log != nil && q.log.Unread().Records > 0:
+			q.mu.Unlock()
+			rec, got, rerr := q.log.Next()
+			q.mu.Lock()
+			if rerr != nil {
+				return items, len(items) > 0, fmt.Errorf("read disk buffer: %w", rerr)
+			}
+			if !got {
+				continue
+			}
+			it = item{payload: rec.Payload, spans: rec.Spans, bytes: int64(len(rec.Payload)), enqueued: rec.Enqueued, pos: rec.Pos, onDisk: true}
+		default:
+			if len(items) > 0 {
+				return items, true, nil
+			}
+			if q.closed {
+				return nil, false, nil // memory only, drained
+			}
+			q.cond.Wait()
+			continue
+		}
+		if len(items) > 0 && (spans+it.spans > maxSpans || bytes+it.bytes > maxDeliveryBytes) {
+			q.pushFrontLocked(it)
+			return items, true, nil
+		}
+		items = append(items, it)
+		spans += it.spans
+		bytes += it.bytes
+		if maxSpans <= 0 || spans >= maxSpans {
+			return items, true, nil
+		}
+	}
+}
+
+// ack releases delivered (or dropped) items' disk records.
+func (q *queue) ack(items []item) error {
+	var ps []diskqueue.Pos
+	for _, it := range items {
+		if it.onDisk {
+			ps = append(ps, it.pos)
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	return q.log.Ack(ps)
+}
+
+// close stops intake and wakes every waiting worker.
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// stop makes workers exit at their next take.
+func (q *queue) stop() {
+	q.mu.Lock()
+	q.stopped = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// abandon handles a delivery that will not complete (shutdown): with storage, the batch is
+// written to disk as one record (disk items are simply left unacknowledged unless they are part
+// of that record); without, it is counted as dropped. It returns the spans that were lost.
+func (q *queue) abandon(items []item, td ptrace.Traces) int64 {
+	var memSpans, allSpans int64
+	for _, it := range items {
+		allSpans += it.spans
+		if !it.onDisk {
+			memSpans += it.spans
+		}
+	}
+	if memSpans == 0 {
+		return 0 // every record is on disk, unacknowledged: replayed after restart
+	}
+	if q.log == nil {
+		q.onDrop(reasonShutdown, allSpans)
+		return allSpans
+	}
+	var m ptrace.ProtoMarshaler
+	payload, err := m.MarshalTraces(td)
+	if err == nil {
+		_, _, err = q.log.Append(payload, allSpans, items[0].enqueued, false)
+	}
+	if err != nil {
+		q.onDrop(reasonShutdown, memSpans)
+		return memSpans
+	}
+	// The merged record now holds the disk items' data too: release their old records.
+	_ = q.ack(items) // a failed ack only means a duplicate after restart
+	return 0
+}
+
+// drain empties the memory queue at shutdown (after the workers exited) through abandon, item by
+// item. It returns the spans that were lost.
+func (q *queue) drain() int64 {
+	q.mu.Lock()
+	var rest []item
+	for q.lenLocked() > 0 {
+		rest = append(rest, q.popLocked())
+	}
+	q.mu.Unlock()
+	var lost int64
+	for _, it := range rest {
+		lost += q.abandon([]item{it}, it.td)
+	}
+	return lost
+}
+
+// memStats returns the batches, spans and bytes in the memory queue.
+func (q *queue) memStats() (batches, spans, bytes int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return int64(q.lenLocked()), q.memSpans, q.memBytes
+}

@@ -1,0 +1,135 @@
+package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
+
+import (
+	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+)
+
+// readErrorWait is the pause after a failed disk read before the worker tries again.
+const readErrorWait = time.Second
+
+// worker delivers queued batches to the next consumer until the queue tells it to stop.
+func (p *bufferProcessor) worker() {
+	defer p.wg.Done()
+	for {
+		items, ok, err := p.q.take(int64(p.cfg.MaxBatchSpans))
+		if err != nil {
+			p.logger.Warn("Reading the disk buffer failed; retrying", zap.Error(err))
+			if len(items) == 0 && !p.pause(readErrorWait) {
+				return
+			}
+		}
+		if !ok {
+			return
+		}
+		if len(items) > 0 {
+			p.deliver(items)
+		}
+	}
+}
+
+// pause waits d, or returns false at once when retries are stopped (shutdown).
+func (p *bufferProcessor) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.stopRetry:
+		return false
+	}
+}
+
+// assemble decodes disk payloads and merges the items into one batch. Undecodable payloads
+// (checksum fine, protobuf not) are dropped and acknowledged.
+func (p *bufferProcessor) assemble(items []item) ([]item, ptrace.Traces) {
+	var u ptrace.ProtoUnmarshaler
+	kept := items[:0]
+	for _, it := range items {
+		if it.payload != nil {
+			td, err := u.UnmarshalTraces(it.payload)
+			if err != nil {
+				p.q.drop(it, reasonUndecodable)
+				continue
+			}
+			it.td, it.payload = td, nil
+		}
+		kept = append(kept, it)
+	}
+	if len(kept) == 1 {
+		return kept, kept[0].td
+	}
+	merged := ptrace.NewTraces()
+	for _, it := range kept {
+		it.td.ResourceSpans().MoveAndAppendTo(merged.ResourceSpans())
+	}
+	return kept, merged
+}
+
+// deliver sends one batch until the next consumer accepts it, it fails permanently, max_elapsed
+// runs out, or shutdown stops retries.
+func (p *bufferProcessor) deliver(items []item) {
+	items, td := p.assemble(items)
+	if len(items) == 0 {
+		return
+	}
+	var spans int64
+	var onDisk []diskqueue.Pos
+	for _, it := range items {
+		spans += it.spans
+		if it.onDisk {
+			onDisk = append(onDisk, it.pos)
+		}
+	}
+	if len(onDisk) > 0 {
+		if err := p.q.log.MarkDispatched(onDisk); err != nil {
+			// Only the duplicate accounting after a crash suffers.
+			p.logger.Warn("Recording a dispatch in the disk buffer failed", zap.Error(err))
+		}
+	}
+	start := time.Now()
+	bo := newBackoff(p.cfg.Retry)
+	for {
+		err := p.next.ConsumeTraces(p.deliverCtx, td)
+		if err == nil {
+			p.finish(items)
+			p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
+			now := time.Now()
+			for _, it := range items {
+				p.tel.ProcessorBufferTime.Record(p.ctx, now.Sub(it.enqueued).Seconds())
+			}
+			return
+		}
+		if consumererror.IsPermanent(err) {
+			p.finish(items)
+			p.countDrop(reasonPermanent, spans)
+			p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", spans), zap.Error(err))
+			return
+		}
+		wait, again := bo.next(time.Since(start))
+		if !again {
+			p.finish(items)
+			p.countDrop(reasonExhausted, spans)
+			p.logger.Error("Dropping spans: retry.max_elapsed exceeded", zap.Int64("spans", spans), zap.Duration("max_elapsed", p.cfg.Retry.MaxElapsed), zap.Error(err))
+			return
+		}
+		p.tel.ProcessorBufferRetries.Add(p.ctx, 1)
+		if !p.pause(wait) {
+			p.lostAtShutdown.Add(p.q.abandon(items, td))
+			return
+		}
+	}
+}
+
+// finish acknowledges items that left the buffer.
+func (p *bufferProcessor) finish(items []item) {
+	if err := p.q.ack(items); err != nil {
+		// The records will be delivered again after a restart: duplicates, never a loss.
+		p.logger.Warn("Acknowledging records in the disk buffer failed", zap.Error(err))
+	}
+}
