@@ -65,7 +65,24 @@ func readString(b []byte) (string, []byte, error) {
 	if utf8.Valid(raw) {
 		return string(raw), b, nil
 	}
-	return strings.ToValidUTF8(string(raw), "\uFFFD"), b, nil
+	return repairUTF8(raw), b, nil
+}
+
+// repairUTF8 replaces every invalid byte with U+FFFD, as the agent does (strings.ToValidUTF8
+// would replace a run of them with one, and the documents would differ from the agent's).
+func repairUTF8(raw []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(raw) + 8)
+	for len(raw) > 0 {
+		r, size := utf8.DecodeRune(raw)
+		if r == utf8.RuneError && size == 1 {
+			sb.WriteRune(utf8.RuneError)
+		} else {
+			sb.Write(raw[:size])
+		}
+		raw = raw[size:]
+	}
+	return sb.String()
 }
 
 // readUint64 reads an unsigned id: nil is 0, and a negative int is reinterpreted as unsigned

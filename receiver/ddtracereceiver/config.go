@@ -1,0 +1,85 @@
+package ddtracereceiver
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+)
+
+// Config configures the ddtrace receiver.
+type Config struct {
+	// ServerConfig is the HTTP server: endpoint (default localhost:8126; transport unix with a
+	// socket path for a Unix socket, as /var/run/datadog/apm.socket), tls, read_timeout (default
+	// 5s, the agent's), max_request_body_size (default 25 MiB, the agent's max_payload_size), ...
+	confighttp.ServerConfig `mapstructure:",squash"`
+
+	// MaxConcurrentRequests bounds the requests read and decoded at once, and with
+	// max_request_body_size the memory they take. Default 4 × GOMAXPROCS (at least 8).
+	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
+
+	// QueueTimeout is how long a request may wait for one of those slots before it is refused, as
+	// the agent's decoder_timeout. Default 1s.
+	QueueTimeout time.Duration `mapstructure:"queue_timeout"`
+
+	// RefusalStatus is the status for a payload the pipeline refused (memory limiter, full buffer)
+	// when the tracer did not send Datadog-Send-Real-Http-Status: 200, what the Datadog Agent
+	// answers (old tracers treat anything else as a failure and may log or drop noisily), or 429/503.
+	// Tracers that send the header always get 429. Refused spans are counted either way. Default 200.
+	RefusalStatus int `mapstructure:"refusal_status"`
+
+	// TraceIDCacheSize bounds the cache that resolves 128-bit trace ids for chunks that arrive
+	// without the _dd.p.tid tag (entries of 16 bytes). 0 disables it. Default 100000.
+	TraceIDCacheSize int `mapstructure:"trace_id_cache_size"`
+
+	// StatusOKWithoutError gives spans without an error the status Ok, as contrib's datadogreceiver
+	// does; false leaves them Unset, as the OpenTelemetry specification asks. Default true.
+	StatusOKWithoutError bool `mapstructure:"status_ok_without_error"`
+
+	// AgentVersion is the Datadog Agent version reported in /info and Datadog-Agent-Version.
+	// Tracers switch features on by version; 7.65.0 enables what tracegate supports. Default 7.65.0.
+	AgentVersion string `mapstructure:"agent_version"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+var _ component.Config = (*Config)(nil)
+
+const (
+	maxBodyLimit       = 1 << 30 // 1 GiB: above that a single request is a memory hazard
+	maxTraceIDCache    = 10_000_000
+	maxConcurrentLimit = 100_000
+)
+
+// Validate checks every limit.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if cfg.MaxRequestBodySize < 0 || cfg.MaxRequestBodySize > maxBodyLimit {
+		errs = append(errs, fmt.Errorf("max_request_body_size must be between 1 and %d bytes, got %d", maxBodyLimit, cfg.MaxRequestBodySize))
+	}
+	if cfg.MaxConcurrentRequests < 1 || cfg.MaxConcurrentRequests > maxConcurrentLimit {
+		errs = append(errs, fmt.Errorf("max_concurrent_requests must be between 1 and %d, got %d", maxConcurrentLimit, cfg.MaxConcurrentRequests))
+	}
+	if cfg.QueueTimeout < 0 {
+		errs = append(errs, fmt.Errorf("queue_timeout must not be negative, got %s", cfg.QueueTimeout))
+	}
+	switch cfg.RefusalStatus {
+	case http.StatusOK, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+	default:
+		errs = append(errs, fmt.Errorf("refusal_status must be 200, 429 or 503, got %d", cfg.RefusalStatus))
+	}
+	if cfg.TraceIDCacheSize < 0 || cfg.TraceIDCacheSize > maxTraceIDCache {
+		errs = append(errs, fmt.Errorf("trace_id_cache_size must be between 0 and %d, got %d", maxTraceIDCache, cfg.TraceIDCacheSize))
+	}
+	if cfg.AgentVersion == "" {
+		errs = append(errs, errors.New("agent_version must not be empty"))
+	}
+	if cfg.ReadTimeout < 0 {
+		errs = append(errs, fmt.Errorf("read_timeout must not be negative, got %s", cfg.ReadTimeout))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,78 @@
+package ddtracereceiver
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+
+	"go.opentelemetry.io/collector/consumer/consumererror"
+)
+
+// The request failures the receiver tells apart; statusFor maps them.
+var (
+	errEmptyBody      = errors.New("empty body")
+	errUnsupportedMT  = errors.New("unsupported media type")
+	errCrossSite      = errors.New("cross-site request refused")
+	errQueueTimeout   = errors.New("too many concurrent requests: no decoder slot within queue_timeout")
+	errMethodNotAllow = errors.New("method not allowed")
+)
+
+// decodeError wraps a payload that could not be decoded.
+type decodeError struct{ err error }
+
+func (e *decodeError) Error() string { return "decoding payload: " + e.err.Error() }
+func (e *decodeError) Unwrap() error { return e.err }
+
+// reply is what a failed request gets.
+type reply struct {
+	status int
+	body   string // text body for errors; refusals get the rate body instead
+	// refused marks data the pipeline (or the receiver's own concurrency limit) did not take:
+	// the tracer may retry it, and it is counted as refused.
+	refused bool
+}
+
+// statusFor maps a request error to the reply, the one place that decides statuses. It follows
+// the Datadog Agent (pkg/trace/api/responses.go): 413 payload-too-large, 408 on a read timeout, 400
+// for anything undecodable, 415 for msgpack on JSON-only routes, and for refusals 429 when the
+// tracer asked for real statuses (Datadog-Send-Real-Http-Status), otherwise refusalStatus.
+// Permanent pipeline errors are the data's fault: 400.
+func statusFor(err error, realStatus bool, refusalStatus int) reply {
+	var tooLarge *http.MaxBytesError
+	var netErr net.Error
+	var decErr *decodeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return reply{status: http.StatusRequestEntityTooLarge, body: "payload-too-large"}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return reply{status: http.StatusRequestTimeout, body: "timeout"}
+	case errors.Is(err, errUnsupportedMT):
+		return reply{status: http.StatusUnsupportedMediaType, body: err.Error()}
+	case errors.Is(err, errCrossSite):
+		return reply{status: http.StatusForbidden, body: err.Error()}
+	case errors.Is(err, errMethodNotAllow):
+		return reply{status: http.StatusMethodNotAllowed, body: err.Error()}
+	case errors.Is(err, errEmptyBody), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return reply{status: http.StatusBadRequest, body: "unexpected-eof"}
+	case errors.As(err, &decErr):
+		return reply{status: http.StatusBadRequest, body: err.Error()}
+	case consumererror.IsPermanent(err):
+		return reply{status: http.StatusBadRequest, body: err.Error()}
+	}
+	// Queue timeouts and every retryable pipeline error: the data was refused, not broken.
+	status := refusalStatus
+	if realStatus {
+		status = http.StatusTooManyRequests
+	}
+	return reply{status: status, body: err.Error(), refused: true}
+}
+
+// isTruthy is the agent's isHeaderTrue: set and not a spelling of false.
+func isTruthy(v string) bool {
+	switch v {
+	case "", "0", "f", "F", "FALSE", "False", "false":
+		return false
+	}
+	return true
+}

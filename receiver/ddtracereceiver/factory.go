@@ -1,0 +1,47 @@
+package ddtracereceiver
+
+import (
+	"context"
+	"runtime"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
+)
+
+const (
+	defaultEndpoint    = "localhost:8126"
+	defaultMaxBodySize = 25 << 20 // the agent's apm_config.max_payload_size
+	defaultReadTimeout = 5 * time.Second
+)
+
+// NewFactory returns the ddtrace receiver factory.
+func NewFactory() receiver.Factory {
+	return receiver.NewFactory(metadata.Type, createDefaultConfig,
+		receiver.WithTraces(createTraces, metadata.TracesStability))
+}
+
+func createDefaultConfig() component.Config {
+	server := confighttp.NewDefaultServerConfig()
+	server.NetAddr.Endpoint = defaultEndpoint
+	server.MaxRequestBodySize = defaultMaxBodySize
+	server.ReadTimeout = defaultReadTimeout
+	server.ReadHeaderTimeout = defaultReadTimeout
+	return &Config{
+		ServerConfig:          server,
+		MaxConcurrentRequests: max(8, 4*runtime.GOMAXPROCS(0)),
+		QueueTimeout:          time.Second,
+		RefusalStatus:         200,
+		TraceIDCacheSize:      100_000,
+		StatusOKWithoutError:  true,
+		AgentVersion:          "7.65.0",
+	}
+}
+
+func createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
+	return newReceiver(cfg.(*Config), set, next)
+}

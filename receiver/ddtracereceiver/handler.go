@@ -1,0 +1,297 @@
+package ddtracereceiver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
+)
+
+// rateBody tells every tracer to keep 100% of its traces: tracegate samples nothing away.
+var rateBody = []byte(`{"rate_by_service":{"service:,env:":1}}` + "\n")
+
+var okBody = []byte("OK\n")
+
+// endpoint is one trace intake route.
+type endpoint struct {
+	name     string // the version label in telemetry, e.g. "v0.4"
+	decode   func(contentType string, body []byte) ([]payload.Payload, error)
+	rates    bool // reply with the rate body (v0.4 and later) rather than "OK"
+	jsonOnly bool // legacy routes refuse msgpack with 415
+}
+
+func single(f func([]byte) (payload.Payload, error)) func(string, []byte) ([]payload.Payload, error) {
+	return func(_ string, b []byte) ([]payload.Payload, error) {
+		p, err := f(b)
+		if err != nil {
+			return nil, err
+		}
+		return []payload.Payload{p}, nil
+	}
+}
+
+// decodeByMediaType decodes v0.3/v0.4 bodies as the agent does: msgpack for application/msgpack;
+// JSON for JSON types, no type or an unparsable one; for any other type JSON, then msgpack.
+func decodeByMediaType(contentType string, b []byte) ([]payload.Payload, error) {
+	var p payload.Payload
+	var err error
+	mt, _, perr := mime.ParseMediaType(contentType)
+	switch {
+	case perr == nil && mt == "application/msgpack":
+		p, err = payload.DecodeTracesMsgpack(b)
+	case contentType == "" || perr != nil || mt == "application/json" || mt == "text/json":
+		p, err = payload.DecodeTracesJSON(b)
+	default:
+		if p, err = payload.DecodeTracesJSON(b); err != nil {
+			p, err = payload.DecodeTracesMsgpack(b)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []payload.Payload{p}, nil
+}
+
+// decodeSpansJSON decodes the legacy /v0.1/spans body: a flat array of spans, grouped into chunks by
+// trace id in order of appearance.
+func decodeSpansJSON(_ string, b []byte) ([]payload.Payload, error) {
+	wrapped := make([]byte, 0, len(b)+2)
+	wrapped = append(append(append(wrapped, '['), bytes.TrimSpace(b)...), ']')
+	p, err := payload.DecodeTracesJSON(wrapped)
+	if err != nil {
+		return nil, err
+	}
+	var out payload.Payload
+	index := map[uint64]int{}
+	for _, c := range p.Chunks {
+		for _, s := range c.Spans {
+			i, ok := index[s.TraceID]
+			if !ok {
+				i = len(out.Chunks)
+				index[s.TraceID] = i
+				out.Chunks = append(out.Chunks, payload.Chunk{Priority: payload.PriorityNone})
+			}
+			out.Chunks[i].Spans = append(out.Chunks[i].Spans, s)
+		}
+	}
+	return []payload.Payload{out}, nil
+}
+
+func (r *ddReceiver) handler() http.Handler {
+	mux := http.NewServeMux()
+	for path, ep := range map[string]endpoint{
+		"/v0.1/spans":      {name: "v0.1", decode: decodeSpansJSON, jsonOnly: true},
+		"/v0.2/traces":     {name: "v0.2", decode: decodeByMediaType, jsonOnly: true},
+		"/v0.3/traces":     {name: "v0.3", decode: decodeByMediaType},
+		"/v0.4/traces":     {name: "v0.4", decode: decodeByMediaType, rates: true},
+		"/v0.5/traces":     {name: "v0.5", decode: single(payload.DecodeV05), rates: true},
+		"/v0.7/traces":     {name: "v0.7", decode: single(payload.DecodeV07), rates: true},
+		"/api/v0.2/traces": {name: "api-v0.2", decode: func(_ string, b []byte) ([]payload.Payload, error) { return payload.DecodeAgentPayload(b) }},
+	} {
+		mux.Handle(path, r.tracesHandler(ep))
+	}
+	services := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.agentHeaders(w)
+		drain(req.Body)
+		_, _ = w.Write(okBody)
+	})
+	mux.Handle("/v0.3/services", services)
+	mux.Handle("/v0.4/services", services)
+	mux.HandleFunc("/info", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(r.info)
+	})
+	// Instrumentation telemetry would be proxied to Datadog by the agent; tracegate accepts and
+	// discards it so tracers do not log errors.
+	mux.HandleFunc("/telemetry/proxy/", func(w http.ResponseWriter, req *http.Request) {
+		r.agentHeaders(w)
+		drain(req.Body)
+		w.WriteHeader(http.StatusAccepted)
+	})
+	return mux
+}
+
+// agentHeaders are on every reply but /info: Java re-reads /info whenever the state differs.
+func (r *ddReceiver) agentHeaders(w http.ResponseWriter) {
+	w.Header().Set("Datadog-Agent-Version", r.cfg.AgentVersion)
+	w.Header().Set("Datadog-Agent-State", r.state)
+}
+
+// drain reads what is left of a body (bounded by the server's body limit), so the connection can
+// be reused.
+func drain(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, body)
+	_ = body.Close()
+}
+
+func (r *ddReceiver) tracesHandler(ep endpoint) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.agentHeaders(w)
+		ctx := req.Context()
+		spans, rep := r.serveTraces(ctx, ep, req)
+		status := http.StatusOK
+		if rep != nil {
+			status = rep.status
+		}
+		switch {
+		case rep == nil || rep.refused:
+			if ep.rates {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(status)
+				_, _ = w.Write(rateBody)
+			} else {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.WriteHeader(status)
+				_, _ = w.Write(okBody)
+			}
+		default:
+			http.Error(w, rep.body, status)
+		}
+		epAttr := attribute.String("endpoint", ep.name)
+		r.telemetry.ReceiverDdtraceRequests.Add(ctx, 1, metric.WithAttributes(epAttr, attribute.Int("http.response.status_code", status)))
+		if spans > 0 {
+			outcome := "accepted"
+			if rep != nil {
+				outcome = "refused"
+			}
+			r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(spans), metric.WithAttributes(epAttr, attribute.String("outcome", outcome), attribute.String("reason", "")))
+		}
+	})
+}
+
+// serveTraces reads, decodes, translates and forwards one request. It returns the number of spans
+// handed to the pipeline and nil, or what went wrong.
+func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Request) (int, *reply) {
+	realStatus := isTruthy(req.Header.Get("Datadog-Send-Real-Http-Status"))
+	fail := func(spans int, err error) (int, *reply) {
+		rep := statusFor(err, realStatus, r.cfg.RefusalStatus)
+		if rep.refused {
+			r.set.Logger.Warn("trace payload refused", zap.String("endpoint", ep.name), zap.Int("spans", spans), zap.Int("status", rep.status), zap.Error(err))
+		} else {
+			r.set.Logger.Debug("bad trace request", zap.String("endpoint", ep.name), zap.Int("status", rep.status), zap.Error(err))
+		}
+		return spans, &rep
+	}
+	switch {
+	case req.Method != http.MethodPost && req.Method != http.MethodPut:
+		drain(req.Body)
+		return fail(0, errMethodNotAllow)
+	case req.Header.Get("Sec-Fetch-Site") == "cross-site":
+		drain(req.Body)
+		return fail(0, errCrossSite)
+	case ep.jsonOnly && strings.Contains(req.Header.Get("Content-Type"), "msgpack"):
+		drain(req.Body)
+		return fail(0, fmt.Errorf("%w: %s accepts JSON only", errUnsupportedMT, ep.name))
+	}
+
+	// A bounded number of requests is read and decoded at once, so memory stays bounded whatever
+	// the number of connections; the rest wait up to queue_timeout, then are refused.
+	timer := time.NewTimer(r.cfg.QueueTimeout)
+	select {
+	case r.slots <- struct{}{}:
+		timer.Stop()
+		defer func() { <-r.slots }()
+	case <-timer.C:
+		drain(req.Body)
+		return fail(0, errQueueTimeout)
+	case <-ctx.Done():
+		timer.Stop()
+		return fail(0, ctx.Err())
+	}
+
+	buf := r.getBuffer(req.ContentLength)
+	defer r.putBuffer(buf)
+	if _, err := buf.ReadFrom(req.Body); err != nil {
+		return fail(0, err)
+	}
+	_ = req.Body.Close()
+	r.telemetry.ReceiverDdtraceRequestSize.Record(ctx, int64(buf.Len()), metric.WithAttributes(attribute.String("endpoint", ep.name)))
+	if buf.Len() == 0 {
+		return fail(0, errEmptyBody)
+	}
+	payloads, err := ep.decode(req.Header.Get("Content-Type"), buf.Bytes())
+	if err != nil {
+		return fail(0, &decodeError{err})
+	}
+	res := r.translator.ToTraces(payloads, headersOf(req))
+	r.countDropped(ctx, ep, res.Dropped)
+	if res.Spans == 0 {
+		return 0, nil
+	}
+	return r.consume(ctx, res.Traces, res.Spans, fail)
+}
+
+func (r *ddReceiver) consume(ctx context.Context, td ptrace.Traces, spans int, fail func(int, error) (int, *reply)) (int, *reply) {
+	ctx = r.obsrep.StartTracesOp(ctx)
+	err := r.next.ConsumeTraces(ctx, td)
+	r.obsrep.EndTracesOp(ctx, metadata.Type.String(), spans, err)
+	if err != nil {
+		return fail(spans, err)
+	}
+	return spans, nil
+}
+
+func (r *ddReceiver) countDropped(ctx context.Context, ep endpoint, dropped map[string]int) {
+	for reason, n := range dropped {
+		r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(n), metric.WithAttributes(
+			attribute.String("endpoint", ep.name), attribute.String("outcome", "dropped"), attribute.String("reason", reason)))
+		r.set.Logger.Warn("invalid spans dropped", zap.String("endpoint", ep.name), zap.String("reason", reason), zap.Int("spans", n))
+	}
+}
+
+// headersOf reads what the tracer says about itself.
+func headersOf(req *http.Request) translator.Headers {
+	h := translator.Headers{
+		Lang:          req.Header.Get("Datadog-Meta-Lang"),
+		LangVersion:   req.Header.Get("Datadog-Meta-Lang-Version"),
+		TracerVersion: req.Header.Get("Datadog-Meta-Tracer-Version"),
+		ContainerID:   req.Header.Get("Datadog-Container-ID"),
+	}
+	if h.ContainerID == "" {
+		// Datadog-Entity-ID: "ci-<container id>" (or "cid-"); "in-<inode>" names a cgroup inode,
+		// which only the node's agent could resolve.
+		entity := req.Header.Get("Datadog-Entity-ID")
+		for _, prefix := range []string{"cid-", "ci-"} {
+			if id, ok := strings.CutPrefix(entity, prefix); ok {
+				h.ContainerID = id
+				break
+			}
+		}
+	}
+	return h
+}
+
+// maxPooledBuffer keeps huge bodies from pinning memory in the pool.
+const maxPooledBuffer = 4 << 20
+
+func (r *ddReceiver) getBuffer(contentLength int64) *bytes.Buffer {
+	buf, _ := r.buffers.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	if contentLength > 0 && contentLength <= r.cfg.MaxRequestBodySize {
+		buf.Grow(int(contentLength))
+	}
+	return buf
+}
+
+func (r *ddReceiver) putBuffer(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledBuffer {
+		r.buffers.Put(buf)
+	}
+}
+

@@ -1,0 +1,121 @@
+package ddtracereceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/config/confignet"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.uber.org/zap"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
+)
+
+// ddReceiver serves the trace intake.
+type ddReceiver struct {
+	cfg        *Config
+	set        receiver.Settings
+	next       consumer.Traces
+	obsrep     *receiverhelper.ObsReport
+	telemetry  *metadata.TelemetryBuilder
+	translator *translator.Translator
+	info       []byte // the /info body
+	state      string // Datadog-Agent-State: SHA-256 of info
+	slots      chan struct{}
+	buffers    sync.Pool
+
+	server *http.Server
+	wg     sync.WaitGroup
+}
+
+func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddReceiver, error) {
+	obsrep, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID: set.ID, Transport: "http", ReceiverCreateSettings: set,
+	})
+	if err != nil {
+		return nil, err
+	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	info, state, err := buildInfo(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &ddReceiver{
+		cfg: cfg, set: set, next: next, obsrep: obsrep, telemetry: tb,
+		translator: translator.New(translator.Options{TraceIDCacheSize: cfg.TraceIDCacheSize, StatusOKWithoutError: cfg.StatusOKWithoutError}),
+		info:       info, state: state,
+		slots: make(chan struct{}, cfg.MaxConcurrentRequests),
+	}, nil
+}
+
+// Start listens and serves in the background.
+func (r *ddReceiver) Start(ctx context.Context, host component.Host) error {
+	if r.cfg.NetAddr.Transport == confignet.TransportTypeUnix {
+		if err := removeStaleSocket(r.cfg.NetAddr.Endpoint); err != nil {
+			return err
+		}
+	}
+	ln, err := r.cfg.ToListener(ctx)
+	if err != nil {
+		return fmt.Errorf("ddtrace receiver: listen on %s: %w", r.cfg.NetAddr.Endpoint, err)
+	}
+	r.server, err = r.cfg.ToServer(ctx, host.GetExtensions(), r.set.TelemetrySettings, r.handler())
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		if err := r.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
+		}
+	}()
+	r.set.Logger.Info("ddtrace receiver listening", zap.String("endpoint", r.cfg.NetAddr.Endpoint))
+	return nil
+}
+
+// Shutdown stops accepting requests and waits for the ones in flight, within ctx.
+func (r *ddReceiver) Shutdown(ctx context.Context) error {
+	var err error
+	if r.server != nil {
+		err = r.server.Shutdown(ctx)
+		r.wg.Wait()
+	}
+	r.telemetry.Shutdown()
+	return err
+}
+
+// removeStaleSocket deletes a socket file left by a previous run, so a restart can bind; anything
+// that is not a socket is left alone and the listen fails with a clear error.
+func removeStaleSocket(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSocket == 0 {
+		return fmt.Errorf("ddtrace receiver: %s exists and is not a socket", path)
+	}
+	if c, err := net.Dial("unix", path); err == nil {
+		_ = c.Close()
+		return fmt.Errorf("ddtrace receiver: another process serves %s", path)
+	}
+	return os.Remove(path)
+}
