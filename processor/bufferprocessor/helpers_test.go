@@ -1,0 +1,207 @@
+package bufferprocessor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/metadata"
+)
+
+// makeTraces returns one batch whose spans are named after ids, so deliveries can be checked span
+// by span.
+func makeTraces(ids ...int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	for _, id := range ids {
+		ss.Spans().AppendEmpty().SetName(strconv.Itoa(id))
+	}
+	return td
+}
+
+func rangeIDs(from, n int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = from + i
+	}
+	return ids
+}
+
+// recorder is the next consumer: it records delivered span names and can fail or block.
+type recorder struct {
+	mu     sync.Mutex
+	seen   map[string]int
+	calls  []int // spans per successful call
+	failFn func(call int) error
+	n      atomic.Int64
+	gate   chan struct{} // when non-nil, every call waits for it (or the context)
+}
+
+func newRecorder() *recorder { return &recorder{seen: map[string]int{}} }
+
+func (r *recorder) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (r *recorder) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	call := int(r.n.Add(1))
+	if r.gate != nil {
+		select {
+		case <-r.gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if r.failFn != nil {
+		if err := r.failFn(call); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, td.SpanCount())
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		sss := rss.At(i).ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for k := range spans.Len() {
+				r.seen[spans.At(k).Name()]++
+			}
+		}
+	}
+	return nil
+}
+
+func (r *recorder) distinct() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.seen)
+}
+
+func (r *recorder) waitDistinct(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for r.distinct() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("delivered %d distinct spans, want %d", r.distinct(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// checkAll asserts that every id in ids was delivered, and returns the number of duplicates.
+func (r *recorder) checkAll(t *testing.T, ids []int) (dups int) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range ids {
+		c := r.seen[strconv.Itoa(id)]
+		if c == 0 {
+			t.Fatalf("span %d was acknowledged but never delivered", id)
+		}
+		dups += c - 1
+	}
+	return dups
+}
+
+var errDown = errors.New("elasticsearch is down") // retryable: not consumererror.Permanent
+
+func memCfg() *Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Retry = RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 5 * time.Millisecond}
+	return cfg
+}
+
+func diskCfg(dir, mode, fsync string) *Config {
+	cfg := memCfg()
+	s := defaultStorage()
+	s.Directory, s.Mode, s.Fsync, s.FsyncInterval = dir, mode, fsync, 5*time.Millisecond
+	s.CapacityMiB = 64
+	cfg.Storage = configoptional.Some(s)
+	return cfg
+}
+
+// harness is a started processor with its telemetry.
+type harness struct {
+	p   *bufferProcessor
+	tel *componenttest.Telemetry
+}
+
+func start(t *testing.T, cfg *Config, next consumer.Traces, fs diskqueue.FS) *harness {
+	t.Helper()
+	require.NoError(t, cfg.Validate())
+	tel := componenttest.NewTelemetry()
+	set := processortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	p, err := newBufferProcessor(set, cfg, next)
+	require.NoError(t, err)
+	if fs != nil {
+		p.fs = fs
+	}
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	return &harness{p: p, tel: tel}
+}
+
+func (h *harness) shutdown(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, h.p.Shutdown(ctx))
+}
+
+// sum returns a counter's value, for the data points whose attributes contain attr ("" = all).
+func (h *harness) sum(t *testing.T, name, reason string) int64 {
+	t.Helper()
+	m, err := h.tel.GetMetric("otelcol_" + name)
+	if err != nil {
+		return 0 // never recorded
+	}
+	var total int64
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		if v, ok := dp.Attributes.Value("reason"); reason == "" || (ok && v.AsString() == reason) {
+			total += dp.Value
+		}
+	}
+	return total
+}
+
+// noSpaceFS is a file system whose writes fail with ENOSPC once budget bytes were written.
+type noSpaceFS struct{ budget atomic.Int64 }
+
+func (fs *noSpaceFS) OpenFile(name string, flag int, perm os.FileMode) (diskqueue.File, error) {
+	f, err := diskqueue.OS{}.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &noSpaceFile{File: f, fs: fs}, nil
+}
+
+func (*noSpaceFS) Remove(name string) error { return os.Remove(name) }
+
+type noSpaceFile struct {
+	diskqueue.File
+	fs *noSpaceFS
+}
+
+func (f *noSpaceFile) Write(b []byte) (int, error) {
+	if f.fs.budget.Add(-int64(len(b))) < 0 {
+		return 0, fmt.Errorf("write: %w", syscall.ENOSPC)
+	}
+	return f.File.Write(b)
+}

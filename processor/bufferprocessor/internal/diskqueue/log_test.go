@@ -1,0 +1,341 @@
+package diskqueue
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func open(t *testing.T, dir string, mut ...func(*Options)) (*Log, OpenStats) {
+	t.Helper()
+	o := Options{Dir: dir, CapacityBytes: 1 << 20, SegmentBytes: 4096, Fsync: FsyncNever}
+	for _, m := range mut {
+		m(&o)
+	}
+	l, st, err := Open(o)
+	require.NoError(t, err)
+	return l, st
+}
+
+func payload(i int) []byte { return []byte(fmt.Sprintf("record-%04d-%s", i, string(make([]byte, 100)))) }
+
+func appendN(t *testing.T, l *Log, from, n int) []Pos {
+	t.Helper()
+	var ps []Pos
+	for i := from; i < from+n; i++ {
+		p, claimed, err := l.Append(payload(i), int64(i), time.Unix(0, int64(i)), false)
+		require.NoError(t, err)
+		require.False(t, claimed)
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+func readAll(t *testing.T, l *Log) []Record {
+	t.Helper()
+	var out []Record
+	for {
+		r, ok, err := l.Next()
+		require.NoError(t, err)
+		if !ok {
+			return out
+		}
+		out = append(out, r)
+	}
+}
+
+func segFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*"+segSuffix))
+	require.NoError(t, err)
+	return m
+}
+
+func TestAppendReadAckDeletesSegments(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir)
+	appendN(t, l, 0, 100) // ~13 KiB over 4 KiB segments
+	assert.Equal(t, int64(100), l.Unread().Records)
+	assert.Greater(t, len(segFiles(t, dir)), 3)
+
+	recs := readAll(t, l)
+	require.Len(t, recs, 100)
+	for i, r := range recs {
+		assert.Equal(t, payload(i), r.Payload)
+		assert.Equal(t, int64(i), r.Spans)
+		assert.Equal(t, int64(i), r.Enqueued.UnixNano())
+	}
+	assert.Zero(t, l.Unread().Records)
+	for _, r := range recs {
+		require.NoError(t, l.Ack([]Pos{r.Pos}))
+	}
+	// Only the active segment is left once everything is acknowledged.
+	assert.Len(t, segFiles(t, dir), 1)
+	assert.Less(t, l.SizeBytes(), int64(4096))
+	require.NoError(t, l.Close())
+}
+
+func TestReopenReplaysUnacknowledged(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir)
+	appendN(t, l, 0, 10)
+	var got []Record
+	for range 5 {
+		r, ok, err := l.Next()
+		require.NoError(t, err)
+		require.True(t, ok)
+		got = append(got, r)
+	}
+	require.NoError(t, l.MarkDispatched([]Pos{got[0].Pos, got[1].Pos, got[2].Pos, got[3].Pos, got[4].Pos}))
+	require.NoError(t, l.Ack([]Pos{got[0].Pos, got[2].Pos, got[4].Pos}))
+	require.NoError(t, l.Close()) // records 1 and 3 were in flight, 5..9 never read
+
+	l, st := open(t, dir)
+	defer func() { require.NoError(t, l.Close()) }()
+	assert.Equal(t, int64(7), st.Pending.Records)
+	assert.Equal(t, int64(2), st.DuplicatesPossible)
+	var ids []int
+	for _, r := range readAll(t, l) {
+		ids = append(ids, int(r.Spans))
+	}
+	assert.Equal(t, []int{1, 3, 5, 6, 7, 8, 9}, ids)
+}
+
+func TestCorruption(t *testing.T) {
+	tests := []struct {
+		name    string
+		damage  func(t *testing.T, path string, offs []int64)
+		want    []int
+		corrupt int64
+	}{
+		{
+			name: "torn tail",
+			damage: func(t *testing.T, path string, offs []int64) {
+				require.NoError(t, os.Truncate(path, offs[2]+headerSize+5))
+			},
+			want: []int{0, 1}, corrupt: 1,
+		},
+		{
+			name: "garbage tail",
+			damage: func(t *testing.T, path string, _ []int64) {
+				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+				require.NoError(t, err)
+				_, err = f.Write(make([]byte, 100)) // zeroes, as after a crash with delayed allocation
+				require.NoError(t, errors.Join(err, f.Close()))
+			},
+			want: []int{0, 1, 2}, corrupt: 1,
+		},
+		{
+			name:   "payload bit flip in the middle",
+			damage: func(t *testing.T, path string, offs []int64) { flip(t, path, offs[1]+headerSize+3) },
+			want:   []int{0, 2}, corrupt: 1,
+		},
+		{
+			name:   "damaged header in the middle",
+			damage: func(t *testing.T, path string, offs []int64) { flip(t, path, offs[1]) },
+			want:   []int{0, 2}, corrupt: 1,
+		},
+		{
+			name:   "damaged length in the middle",
+			damage: func(t *testing.T, path string, offs []int64) { flip(t, path, offs[1]+9) },
+			want:   []int{0, 2}, corrupt: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l, _ := open(t, dir)
+			ps := appendN(t, l, 0, 3)
+			require.NoError(t, l.Close())
+			tt.damage(t, segName(dir, ps[0].Seg), []int64{ps[0].Off, ps[1].Off, ps[2].Off})
+
+			var corrupt atomic.Int64
+			l, _ = open(t, dir, func(o *Options) { o.OnCorrupt = func() { corrupt.Add(1) } })
+			var ids []int
+			for _, r := range readAll(t, l) {
+				ids = append(ids, int(r.Spans))
+			}
+			assert.Equal(t, tt.want, ids)
+			assert.Equal(t, tt.corrupt, corrupt.Load())
+			assert.Equal(t, tt.corrupt, l.Corrupt())
+			// The log stays usable after the damage.
+			appendN(t, l, 10, 1)
+			assert.Len(t, readAll(t, l), 1)
+			require.NoError(t, l.Close())
+		})
+	}
+}
+
+func flip(t *testing.T, path string, off int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	b[off] ^= 0x40
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+}
+
+func TestCapacity(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir, func(o *Options) { o.CapacityBytes = 2000; o.SegmentBytes = 500 })
+	defer func() { require.NoError(t, l.Close()) }()
+	n := 0
+	for ; ; n++ {
+		_, _, err := l.Append(payload(n), 1, time.Now(), false)
+		if err != nil {
+			require.ErrorIs(t, err, ErrFull)
+			break
+		}
+	}
+	assert.Equal(t, 2000/(headerSize+len(payload(0))), n)
+	assert.LessOrEqual(t, l.SizeBytes(), int64(2000))
+
+	_, _, err := l.Append(make([]byte, 3000), 1, time.Now(), false)
+	require.ErrorIs(t, err, ErrTooLarge)
+
+	// Delivering the oldest segment's records frees its space.
+	recs := readAll(t, l)
+	require.NoError(t, l.Ack([]Pos{recs[0].Pos, recs[1].Pos, recs[2].Pos}))
+	_, _, err = l.Append(payload(99), 1, time.Now(), false)
+	require.NoError(t, err)
+}
+
+func TestDropOldest(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir, func(o *Options) { o.SegmentBytes = 500 })
+	defer func() { require.NoError(t, l.Close()) }()
+	appendN(t, l, 0, 7) // segments of 3 records (3*145 bytes)
+	dropped, ok, err := l.DropOldest()
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, int64(3), dropped.Records)
+	assert.Equal(t, int64(0+1+2), dropped.Spans)
+	r, ok, err := l.Next()
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, int64(3), r.Spans)
+	assert.Equal(t, int64(3), l.Unread().Records)
+	// The active segment is sealed to be dropped.
+	for {
+		_, ok, err = l.DropOldest()
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+	}
+	assert.Zero(t, l.Unread().Records)
+}
+
+func TestClaimKeepsOrder(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir)
+	p0, claimed, err := l.Append(payload(0), 0, time.Now(), true)
+	require.NoError(t, err)
+	require.True(t, claimed, "nothing unread: claimed")
+	appendN(t, l, 1, 1)
+	_, claimed, err = l.Append(payload(2), 2, time.Now(), true)
+	require.NoError(t, err)
+	require.False(t, claimed, "record 1 is unread: record 2 must wait behind it")
+	recs := readAll(t, l)
+	require.Len(t, recs, 2)
+	assert.Equal(t, int64(1), recs[0].Spans)
+	require.NoError(t, l.Close())
+
+	// The claimed record was never acknowledged: it is replayed.
+	l, st := open(t, dir)
+	defer func() { require.NoError(t, l.Close()) }()
+	assert.Equal(t, int64(3), st.Pending.Records)
+	r, ok, err := l.Next()
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, p0, r.Pos)
+}
+
+func TestSecondOpenIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir)
+	_, _, err := Open(Options{Dir: dir, CapacityBytes: 1 << 20})
+	require.ErrorIs(t, err, ErrLocked)
+	require.NoError(t, l.Close())
+	l, _ = open(t, dir) // released by Close
+	require.NoError(t, l.Close())
+}
+
+func TestFsyncPolicies(t *testing.T) {
+	for _, p := range []FsyncPolicy{FsyncAlways, FsyncInterval, FsyncNever} {
+		t.Run(fmt.Sprint(p), func(t *testing.T) {
+			dir := t.TempDir()
+			l, _ := open(t, dir, func(o *Options) { o.Fsync = p; o.FsyncInterval = time.Millisecond })
+			appendN(t, l, 0, 20)
+			require.NoError(t, l.Close())
+			l, st := open(t, dir)
+			assert.Equal(t, int64(20), st.Pending.Records)
+			require.NoError(t, l.Close())
+		})
+	}
+}
+
+// noSpaceFS fails writes with ENOSPC once budget bytes have been written, as a full disk does.
+type noSpaceFS struct {
+	budget atomic.Int64
+}
+
+func (fs *noSpaceFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := OS{}.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &noSpaceFile{File: f, fs: fs}, nil
+}
+
+func (*noSpaceFS) Remove(name string) error { return os.Remove(name) }
+
+type noSpaceFile struct {
+	File
+	fs *noSpaceFS
+}
+
+func (f *noSpaceFile) Write(b []byte) (int, error) {
+	if f.fs.budget.Add(-int64(len(b))) < 0 {
+		// A partial write, then the error: the log must roll the partial record back.
+		n, err := f.File.Write(b[:len(b)/2])
+		return n, errors.Join(err, &os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC})
+	}
+	return f.File.Write(b)
+}
+
+func TestENOSPCIsFull(t *testing.T) {
+	dir := t.TempDir()
+	fs := &noSpaceFS{}
+	fs.budget.Store(1000)
+	l, _ := open(t, dir, func(o *Options) { o.FS = fs })
+	var n int
+	var err error
+	for ; n < 100; n++ {
+		if _, _, err = l.Append(payload(n), int64(n), time.Now(), false); err != nil {
+			break
+		}
+	}
+	require.ErrorIs(t, err, ErrFull)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	fs.budget.Store(1 << 20) // space freed elsewhere
+	appendN(t, l, 100, 2)
+	var ids []int64
+	for _, r := range readAll(t, l) {
+		ids = append(ids, r.Spans)
+	}
+	require.Len(t, ids, n+2, "the half-written record was rolled back, nothing corrupt in between")
+	assert.Equal(t, int64(100), ids[n])
+	assert.Zero(t, l.Corrupt())
+	require.NoError(t, l.Close())
+}
