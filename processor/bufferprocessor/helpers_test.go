@@ -2,6 +2,7 @@ package bufferprocessor
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -30,7 +31,12 @@ func makeTraces(ids ...int) ptrace.Traces {
 	td := ptrace.NewTraces()
 	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
 	for _, id := range ids {
-		ss.Spans().AppendEmpty().SetName(strconv.Itoa(id))
+		s := ss.Spans().AppendEmpty()
+		s.SetName(strconv.Itoa(id))
+		var sid [8]byte
+		binary.BigEndian.PutUint64(sid[:], uint64(id)+1) //nolint:gosec // test ids are small
+		s.SetSpanID(sid)
+		s.SetTraceID([16]byte{1, sid[0], sid[1], sid[2], sid[3], sid[4], sid[5], sid[6], sid[7]})
 	}
 	return td
 }

@@ -28,7 +28,9 @@ func open(t *testing.T, dir string, mut ...func(*Options)) (*Log, OpenStats) {
 	return l, st
 }
 
-func payload(i int) []byte { return []byte(fmt.Sprintf("record-%04d-%s", i, string(make([]byte, 100)))) }
+func payload(i int) []byte {
+	return []byte(fmt.Sprintf("record-%04d-%s", i, string(make([]byte, 100))))
+}
 
 func appendN(t *testing.T, l *Log, from, n int) []Pos {
 	t.Helper()

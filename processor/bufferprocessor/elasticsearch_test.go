@@ -1,0 +1,128 @@
+package bufferprocessor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/elasticsearchexporter"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/exporter"
+
+	"github.com/tracegate/tracegate/internal/esstandin"
+)
+
+func startStandin(t *testing.T) *esstandin.Server {
+	t.Helper()
+	es, err := esstandin.New(esstandin.Options{KeepDocuments: true})
+	require.NoError(t, err)
+	require.NoError(t, es.Start("127.0.0.1:0"))
+	t.Cleanup(func() { require.NoError(t, es.Close()) })
+	return es
+}
+
+// newESExporter builds the contrib v0.148.0 elasticsearch exporter from user-facing settings.
+func newESExporter(t *testing.T, url string, settings map[string]any) exporter.Traces {
+	t.Helper()
+	f := elasticsearchexporter.NewFactory()
+	cfg := f.CreateDefaultConfig()
+	conf := map[string]any{
+		"endpoints": []string{url},
+		// Fast transport retries keep the test short; they do not change where errors go.
+		"retry": map[string]any{"initial_interval": "10ms", "max_interval": "50ms"},
+	}
+	for k, v := range settings {
+		conf[k] = v
+	}
+	require.NoError(t, confmap.NewFromStringMap(conf).Unmarshal(cfg))
+	set := exporter.Settings{
+		ID:                component.NewID(f.Type()),
+		TelemetrySettings: componenttest.NewNopTelemetrySettings(),
+		BuildInfo:         component.NewDefaultBuildInfo(),
+	}
+	exp, err := f.CreateTraces(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
+	return exp
+}
+
+// TestElasticsearchExporterErrorPropagation proves which v0.148.0 exporter settings let a flush
+// error reach the caller of ConsumeTraces (the buffer), with Elasticsearch refusing connections.
+func TestElasticsearchExporterErrorPropagation(t *testing.T) {
+	tests := []struct {
+		name      string
+		settings  map[string]any
+		wantError bool
+	}{
+		{name: "defaults: queued, error only logged, data dropped", settings: nil, wantError: false},
+		{name: "sending_queue disabled: synchronous flush", settings: map[string]any{"sending_queue": map[string]any{"enabled": false}}, wantError: true},
+		{name: "wait_for_result: waits for the batch flush", settings: map[string]any{"sending_queue": map[string]any{
+			"wait_for_result": true, "batch": map[string]any{"flush_timeout": "50ms"},
+		}}, wantError: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			es := startStandin(t)
+			exp := newESExporter(t, es.URL(), tt.settings)
+			require.NoError(t, es.SetRefusing(true))
+			err := exp.ConsumeTraces(context.Background(), makeTraces(1, 2, 3))
+			if tt.wantError {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+			}
+			require.NoError(t, es.SetRefusing(false))
+			// Once Elasticsearch is back, the synchronous exporter succeeds and its documents arrive.
+			if tt.wantError {
+				require.NoError(t, exp.ConsumeTraces(context.Background(), makeTraces(4)))
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				require.NoError(t, es.WaitForDocuments(ctx, 1))
+			}
+		})
+	}
+}
+
+// TestBufferAheadOfElasticsearchLosesNothing: buffer + exporter (sending_queue disabled); the
+// stand-in refuses connections for a while and comes back: every acknowledged span arrives.
+func TestBufferAheadOfElasticsearchLosesNothing(t *testing.T) {
+	for _, mode := range []string{"memory", ModeWriteAhead} {
+		t.Run(mode, func(t *testing.T) {
+			es := startStandin(t)
+			exp := newESExporter(t, es.URL(), map[string]any{"sending_queue": map[string]any{"enabled": false}})
+			cfg := memCfg()
+			if mode != "memory" {
+				cfg = diskCfg(t.TempDir(), mode, FsyncInterval)
+			}
+			cfg.Retry = RetryConfig{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
+			cfg.Threads, cfg.MaxBatchSpans = 4, 500
+			h := start(t, cfg, exp, nil)
+
+			require.NoError(t, es.SetRefusing(true))
+			const batches, per = 40, 25
+			for i := range batches {
+				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(i*per, per)...)))
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for h.sum(t, "processor_buffer_retries", "") < 5 {
+				require.True(t, time.Now().Before(deadline), "no failed deliveries while Elasticsearch is down")
+				time.Sleep(5 * time.Millisecond)
+			}
+			require.NoError(t, es.SetRefusing(false))
+
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			require.NoError(t, es.WaitForDocuments(ctx, batches*per))
+			h.shutdown(t)
+			st := es.Stats()
+			assert.Equal(t, batches*per, st.Documents)
+			assert.Zero(t, st.DuplicateSpans)
+			assert.Zero(t, h.sum(t, "processor_buffer_dropped_spans", ""))
+		})
+	}
+}
