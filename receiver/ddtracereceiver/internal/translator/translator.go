@@ -287,7 +287,11 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, high uint64) {
 
 	attrs := span.Attributes()
 	attrs.EnsureCapacity(len(s.Meta) + len(s.Metrics) + 4)
-	attrs.PutStr("dd.span.Resource", s.Resource)
+	resource := s.Resource
+	if resource == "" {
+		resource = s.Name // the agent's normalizer does the same
+	}
+	attrs.PutStr("dd.span.Resource", resource)
 	attrs.PutStr("datadog.span.id", strconv.FormatUint(s.SpanID, 10))
 	attrs.PutStr("datadog.trace.id", strconv.FormatUint(s.TraceID, 10))
 
