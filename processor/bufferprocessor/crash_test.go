@@ -66,7 +66,7 @@ func crashChild(t *testing.T, dir string) {
 	_, err := fmt.Sscanf(os.Getenv("BUFFERPROCESSOR_CRASH_N"), "%d", &n)
 	require.NoError(t, err)
 	rec := newRecorder()
-	rec.gate = make(chan struct{}) // Elasticsearch hangs: deliveries stay in flight
+	rec.gate = make(chan struct{})                  // Elasticsearch hangs: deliveries stay in flight
 	cfg := diskCfg(dir, ModeWriteAhead, FsyncNever) // SIGKILL keeps the page cache: even "never" survives it
 	cfg.Threads = 4
 	h := start(t, cfg, rec, nil)

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -210,4 +211,22 @@ func (f *noSpaceFile) Write(b []byte) (int, error) {
 		return 0, fmt.Errorf("write: %w", syscall.ENOSPC)
 	}
 	return f.File.Write(b)
+}
+
+// startB starts a processor for a benchmark (nil next: a nop consumer).
+func startB(b *testing.B, cfg *Config, next consumer.Traces) *harness {
+	b.Helper()
+	if next == nil {
+		next = consumertest.NewNop()
+	}
+	require.NoError(b, cfg.Validate())
+	p, err := newBufferProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	require.NoError(b, err)
+	require.NoError(b, p.Start(context.Background(), componenttest.NewNopHost()))
+	return &harness{p: p}
+}
+
+func (h *harness) shutdownB(b *testing.B) {
+	b.Helper()
+	require.NoError(b, h.p.Shutdown(context.Background()))
 }
