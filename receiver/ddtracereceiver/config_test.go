@@ -1,0 +1,85 @@
+package ddtracereceiver
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/confmap/xconfmap"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+
+	custom := createDefaultConfig().(*Config)
+	custom.NetAddr.Endpoint = "0.0.0.0:18126"
+	custom.MaxRequestBodySize = 10 << 20
+	custom.ReadTimeout = 10 * time.Second
+	custom.MaxConcurrentRequests = 32
+	custom.QueueTimeout = 500 * time.Millisecond
+	custom.RefusalStatus = 429
+	custom.TraceIDCacheSize = 1000
+	custom.StatusOKWithoutError = false
+	custom.AgentVersion = "7.70.0"
+
+	socket := createDefaultConfig().(*Config)
+	socket.NetAddr.Endpoint = "/var/run/datadog/apm.socket"
+	socket.NetAddr.Transport = "unix"
+
+	for _, tt := range []struct {
+		id   component.ID
+		want *Config
+	}{
+		{component.NewID(metadata.Type), createDefaultConfig().(*Config)},
+		{component.NewIDWithName(metadata.Type, "custom"), custom},
+		{component.NewIDWithName(metadata.Type, "socket"), socket},
+	} {
+		t.Run(tt.id.String(), func(t *testing.T) {
+			cfg := createDefaultConfig()
+			sub, err := cm.Sub(tt.id.String())
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(cfg))
+			require.NoError(t, xconfmap.Validate(cfg))
+			assert.Equal(t, tt.want, cfg)
+		})
+	}
+}
+
+func TestDefaultConfig(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	assert.Equal(t, "localhost:8126", cfg.NetAddr.Endpoint, "components bind localhost by default")
+	assert.Equal(t, int64(25<<20), cfg.MaxRequestBodySize)
+	assert.Equal(t, 5*time.Second, cfg.ReadTimeout)
+	assert.Equal(t, 200, cfg.RefusalStatus)
+	assert.NoError(t, cfg.Validate())
+}
+
+func TestValidate(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		modify func(*Config)
+		want   string
+	}{
+		{"body too large", func(c *Config) { c.MaxRequestBodySize = 2 << 30 }, "max_request_body_size must be between 1 and 1073741824 bytes, got 2147483648"},
+		{"negative body", func(c *Config) { c.MaxRequestBodySize = -1 }, "max_request_body_size must be between 1 and 1073741824 bytes, got -1"},
+		{"no concurrency", func(c *Config) { c.MaxConcurrentRequests = 0 }, "max_concurrent_requests must be between 1 and 100000, got 0"},
+		{"negative queue timeout", func(c *Config) { c.QueueTimeout = -time.Second }, "queue_timeout must not be negative, got -1s"},
+		{"refusal status 500", func(c *Config) { c.RefusalStatus = 500 }, "refusal_status must be 200, 429 or 503, got 500"},
+		{"cache too large", func(c *Config) { c.TraceIDCacheSize = 20_000_000 }, "trace_id_cache_size must be between 0 and 10000000, got 20000000"},
+		{"no agent version", func(c *Config) { c.AgentVersion = "" }, "agent_version must not be empty"},
+		{"negative read timeout", func(c *Config) { c.ReadTimeout = -time.Second }, "read_timeout must not be negative, got -1s"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			tt.modify(cfg)
+			assert.EqualError(t, cfg.Validate(), tt.want)
+		})
+	}
+}

@@ -1,0 +1,374 @@
+package ddtracereceiver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tinylib/msgp/msgp"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pipeline"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
+)
+
+// v04Body is one trace of n spans in v0.4 msgpack; each span carries meta test_id=<prefix><i>.
+func v04Body(prefix string, traceID uint64, n int) []byte {
+	b := msgp.AppendArrayHeader(nil, 1)
+	b = msgp.AppendArrayHeader(b, uint32(n))
+	for i := 0; i < n; i++ {
+		b = msgp.AppendMapHeader(b, 8)
+		b = msgp.AppendString(b, "service")
+		b = msgp.AppendString(b, "svc")
+		b = msgp.AppendString(b, "name")
+		b = msgp.AppendString(b, "op")
+		b = msgp.AppendString(b, "trace_id")
+		b = msgp.AppendUint64(b, traceID)
+		b = msgp.AppendString(b, "span_id")
+		b = msgp.AppendUint64(b, uint64(i+1))
+		b = msgp.AppendString(b, "parent_id")
+		b = msgp.AppendUint64(b, uint64(i))
+		b = msgp.AppendString(b, "start")
+		b = msgp.AppendInt64(b, time.Now().UnixNano())
+		b = msgp.AppendString(b, "duration")
+		b = msgp.AppendInt64(b, 1000)
+		b = msgp.AppendString(b, "meta")
+		b = msgp.AppendMapHeader(b, 1)
+		b = msgp.AppendString(b, receivertest.UniqueIDAttrName)
+		b = msgp.AppendString(b, fmt.Sprintf("%s%d", prefix, i))
+	}
+	return b
+}
+
+func serve(t *testing.T, r *ddReceiver, method, path string, body []byte, headers map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/msgpack")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	r.handler().ServeHTTP(rec, req)
+	return rec
+}
+
+func TestRoutes(t *testing.T) {
+	sink := new(consumertest.TracesSink)
+	r := newTestReceiver(t, createDefaultConfig().(*Config), sink)
+	rates := `{"rate_by_service":{"service:,env:":1}}` + "\n"
+	for _, tt := range []struct {
+		name, method, path string
+		body               []byte
+		headers            map[string]string
+		wantStatus         int
+		wantBody           string
+		wantState          bool
+	}{
+		{"v0.4 POST", "POST", "/v0.4/traces", v04Body("a", 1, 2), nil, 200, rates, true},
+		{"v0.4 PUT", "PUT", "/v0.4/traces", v04Body("b", 1, 2), nil, 200, rates, true},
+		{"v0.3 replies OK", "PUT", "/v0.3/traces", v04Body("c", 1, 1), nil, 200, "OK\n", true},
+		{"java probe [[],[]]", "PUT", "/v0.4/traces", []byte{0x92, 0x90, 0x90}, nil, 200, rates, true},
+		{"GET on traces", "GET", "/v0.4/traces", nil, nil, 405, "method not allowed\n", true},
+		{"empty body", "PUT", "/v0.4/traces", nil, nil, 400, "unexpected-eof\n", true},
+		{"truncated msgpack", "PUT", "/v0.4/traces", v04Body("d", 1, 1)[:30], nil, 400, "", true},
+		{"msgpack on v0.2", "PUT", "/v0.2/traces", v04Body("e", 1, 1), nil, 415, "unsupported media type: v0.2 accepts JSON only\n", true},
+		{"cross-site", "PUT", "/v0.4/traces", v04Body("f", 1, 1), map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "cross-site request refused\n", true},
+		{"v0.5 bad index", "PUT", "/v0.5/traces", []byte{0x92, 0x91, 0xa0, 0x91, 0x91, 0x9c, 0x09}, nil, 400, "", true},
+		{"services v0.3", "PUT", "/v0.3/services", []byte("{}"), nil, 200, "OK\n", true},
+		{"services v0.4", "PUT", "/v0.4/services", []byte("{}"), nil, 200, "OK\n", true},
+		{"telemetry discarded", "POST", "/telemetry/proxy/api/v2/apmtelemetry", []byte(`{"x":1}`), nil, 202, "", true},
+		{"unknown version", "PUT", "/v9/traces", v04Body("g", 1, 1), nil, 404, "404 page not found\n", false},
+		{"stats not offered", "PUT", "/v0.6/stats", []byte{0x80}, nil, 404, "404 page not found\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := serve(t, r, tt.method, tt.path, tt.body, tt.headers)
+			assert.Equal(t, tt.wantStatus, rec.Code, rec.Body.String())
+			if tt.wantBody != "" {
+				assert.Equal(t, tt.wantBody, rec.Body.String())
+			}
+			assert.Equal(t, tt.wantState, rec.Header().Get("Datadog-Agent-State") != "")
+			if tt.wantState {
+				assert.Equal(t, "7.65.0", rec.Header().Get("Datadog-Agent-Version"))
+			}
+		})
+	}
+	assert.Equal(t, 5, sink.SpanCount(), "only the valid v0.3/v0.4 requests reach the pipeline")
+}
+
+// TestInfo is test vector 15: /info advertises what tracegate does, and its hash is the
+// Datadog-Agent-State of every trace reply.
+func TestInfo(t *testing.T) {
+	r := newTestReceiver(t, createDefaultConfig().(*Config), new(consumertest.TracesSink))
+	rec := serve(t, r, "GET", "/info", nil, nil)
+	require.Equal(t, 200, rec.Code)
+	assert.Empty(t, rec.Header().Get("Datadog-Agent-State"), "the agent does not wrap /info")
+	var info map[string]any
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &info))
+	assert.Equal(t, false, info["client_drop_p0s"])
+	assert.Equal(t, true, info["span_events"])
+	assert.Equal(t, "7.65.0", info["version"])
+	assert.ElementsMatch(t, []any{"/v0.3/traces", "/v0.4/traces", "/v0.5/traces", "/v0.7/traces", "/v0.3/services", "/v0.4/services", "/telemetry/proxy/"}, info["endpoints"])
+	cfg := info["config"].(map[string]any)
+	assert.Equal(t, float64(8126), cfg["receiver_port"])
+	assert.Equal(t, float64(25<<20), cfg["max_request_bytes"])
+	sum := sha256.Sum256(rec.Body.Bytes())
+
+	again := serve(t, r, "GET", "/info", nil, nil)
+	assert.Equal(t, rec.Body.String(), again.Body.String(), "the body is stable")
+	traces := serve(t, r, "PUT", "/v0.4/traces", v04Body("x", 1, 1), nil)
+	assert.Equal(t, hex.EncodeToString(sum[:]), traces.Header().Get("Datadog-Agent-State"))
+}
+
+// refusingConsumer refuses with err until it is told to accept.
+type refusingConsumer struct {
+	consumertest.TracesSink
+	err error
+}
+
+func (c *refusingConsumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if c.err != nil {
+		return c.err
+	}
+	return c.TracesSink.ConsumeTraces(ctx, td)
+}
+
+func TestPipelineRefusals(t *testing.T) {
+	retryable := errors.New("data refused due to high memory usage")
+	for _, tt := range []struct {
+		name       string
+		err        error
+		refusal    int
+		header     string
+		wantStatus int
+		wantBody   string
+	}{
+		{"agent default: 200 with the rate body", retryable, 200, "", 200, `{"rate_by_service":{"service:,env:":1}}` + "\n"},
+		{"tracer asks for real statuses", retryable, 200, "true", 429, `{"rate_by_service":{"service:,env:":1}}` + "\n"},
+		{"header set to false", retryable, 200, "false", 200, `{"rate_by_service":{"service:,env:":1}}` + "\n"},
+		{"configured 503", retryable, 503, "", 503, `{"rate_by_service":{"service:,env:":1}}` + "\n"},
+		{"permanent error", consumererror.NewPermanent(errors.New("mapping")), 200, "true", 400, "Permanent error: mapping\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.RefusalStatus = tt.refusal
+			next := &refusingConsumer{err: tt.err}
+			tel := componenttest.NewTelemetry()
+			defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+			set := receivertest.NewNopSettings(metadata.Type)
+			set.TelemetrySettings = tel.NewTelemetrySettings()
+			r, err := newReceiver(cfg, set, next)
+			require.NoError(t, err)
+			rec := serve(t, r, "PUT", "/v0.4/traces", v04Body("r", 1, 3), map[string]string{"Datadog-Send-Real-Http-Status": tt.header})
+			assert.Equal(t, tt.wantStatus, rec.Code)
+			assert.Equal(t, tt.wantBody, rec.Body.String())
+			assert.Zero(t, next.SpanCount())
+			// Every refused span is counted: the standard receiver metric and ours.
+			refused, err := tel.GetMetric("otelcol_receiver_refused_spans")
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), sumInt(t, refused))
+			ours, err := tel.GetMetric("otelcol.receiver.ddtrace.spans")
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), sumInt(t, ours))
+		})
+	}
+}
+
+// TestOverload is test vector 13: with every decoding slot busy past queue_timeout the request
+// is refused (200 with the rate body, or 429 on request) and no span is emitted for it.
+func TestOverload(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.MaxConcurrentRequests = 1
+	cfg.QueueTimeout = 50 * time.Millisecond
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	var once sync.Once
+	blocking := &blockingConsumer{release: release, entered: func() { once.Do(func() { close(entered) }) }}
+	r := newTestReceiver(t, cfg, nil)
+	r.next = blocking
+	done := make(chan int)
+	go func() { done <- serve(t, r, "PUT", "/v0.4/traces", v04Body("first", 1, 1), nil).Code }()
+	<-entered
+	rec := serve(t, r, "PUT", "/v0.4/traces", v04Body("second", 2, 1), nil)
+	assert.Equal(t, 200, rec.Code)
+	assert.Equal(t, `{"rate_by_service":{"service:,env:":1}}`+"\n", rec.Body.String())
+	rec = serve(t, r, "PUT", "/v0.4/traces", v04Body("third", 3, 1), map[string]string{"Datadog-Send-Real-Http-Status": "yes"})
+	assert.Equal(t, 429, rec.Code)
+	close(release)
+	assert.Equal(t, 200, <-done)
+	assert.Equal(t, int64(1), blocking.spans.Load(), "only the first request's span reached the pipeline")
+}
+
+type blockingConsumer struct {
+	release <-chan struct{}
+	entered func()
+	spans   atomic.Int64
+}
+
+func (c *blockingConsumer) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+func (c *blockingConsumer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	c.entered()
+	<-c.release
+	c.spans.Add(int64(td.SpanCount()))
+	return nil
+}
+
+// startServer runs the receiver on a real listener, so confighttp's limits and timeouts apply.
+func startServer(t *testing.T, cfg *Config, next consumer.Traces) *ddReceiver {
+	t.Helper()
+	r, err := newReceiver(cfg, receivertest.NewNopSettings(metadata.Type), next)
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, r.Shutdown(context.Background())) })
+	return r
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestLimits is test vector 12 through a real server: 413 above max_request_body_size, 408 for a
+// client that stops sending its body.
+func TestLimits(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.NetAddr.Endpoint = freeAddr(t)
+	cfg.MaxRequestBodySize = 1 << 20
+	cfg.ReadTimeout = 300 * time.Millisecond
+	sink := new(consumertest.TracesSink)
+	startServer(t, cfg, sink)
+	url := "http://" + cfg.NetAddr.Endpoint + "/v0.4/traces"
+
+	resp, err := http.Post(url, "application/msgpack", bytes.NewReader(make([]byte, 1<<20+1)))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, 413, resp.StatusCode)
+	assert.Equal(t, "payload-too-large\n", string(body))
+
+	conn, err := net.Dial("tcp", cfg.NetAddr.Endpoint)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "PUT /v0.4/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/msgpack\r\nContent-Length: 100\r\n\r\n\x91")
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	reply, _ := io.ReadAll(conn)
+	assert.Contains(t, string(reply), "408 Request Timeout")
+	assert.Zero(t, sink.SpanCount())
+}
+
+func TestUnixSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "apm.socket")
+	cfg := createDefaultConfig().(*Config)
+	cfg.NetAddr.Endpoint = path
+	cfg.NetAddr.Transport = "unix"
+	sink := new(consumertest.TracesSink)
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}}
+	for round := 0; round < 2; round++ { // the second start must not trip over the first's socket
+		r, err := newReceiver(cfg, receivertest.NewNopSettings(metadata.Type), sink)
+		require.NoError(t, err)
+		require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
+		resp, err := client.Post("http://unix/v0.4/traces", "application/msgpack", bytes.NewReader(v04Body("u", uint64(round+1), 1)))
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 200, resp.StatusCode)
+		require.NoError(t, r.Shutdown(context.Background()))
+	}
+	assert.Equal(t, 2, sink.SpanCount())
+}
+
+func TestStartFailsOnBusyPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	cfg := createDefaultConfig().(*Config)
+	cfg.NetAddr.Endpoint = l.Addr().String()
+	r, err := newReceiver(cfg, receivertest.NewNopSettings(metadata.Type), new(consumertest.TracesSink))
+	require.NoError(t, err)
+	err = r.Start(context.Background(), componenttest.NewNopHost())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "address already in use")
+	require.NoError(t, r.Shutdown(context.Background()))
+}
+
+// contractGenerator sends v0.4 payloads like a tracer that asks for real statuses: it retries
+// refusals (429) and gives up on 400.
+type contractGenerator struct {
+	url   string
+	seq   atomic.Int64
+	trace atomic.Uint64
+}
+
+func (g *contractGenerator) Start() {}
+func (g *contractGenerator) Stop()  {}
+func (g *contractGenerator) Generate() []receivertest.UniqueIDAttrVal {
+	prefix := fmt.Sprintf("g%d-", g.seq.Add(1))
+	body := v04Body(prefix, g.trace.Add(1), 2)
+	for {
+		req, _ := http.NewRequest(http.MethodPut, g.url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/msgpack")
+		req.Header.Set("Datadog-Send-Real-Http-Status", "true")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests {
+			break
+		}
+	}
+	return []receivertest.UniqueIDAttrVal{receivertest.UniqueIDAttrVal(prefix + "0"), receivertest.UniqueIDAttrVal(prefix + "1")}
+}
+
+func TestConsumeContract(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.NetAddr.Endpoint = freeAddr(t)
+	receivertest.CheckConsumeContract(receivertest.CheckConsumeContractParams{
+		T: t, Factory: NewFactory(), Signal: pipeline.SignalTraces, Config: cfg,
+		Generator:     &contractGenerator{url: "http://" + cfg.NetAddr.Endpoint + "/v0.4/traces"},
+		GenerateCount: 200,
+	})
+}
+
+func sumInt(t *testing.T, m any) int64 {
+	t.Helper()
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	// metricdata.Sum[int64] → {"DataPoints":[{"Value":n,...}]}
+	var s struct {
+		Data struct {
+			DataPoints []struct{ Value int64 }
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &s))
+	var total int64
+	for _, dp := range s.Data.DataPoints {
+		total += dp.Value
+	}
+	return total
+}
+
