@@ -27,6 +27,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pipeline"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
@@ -372,3 +373,5 @@ func sumInt(t *testing.T, m any) int64 {
 	return total
 }
 
+
+func nopSettings() receiver.Settings { return receivertest.NewNopSettings(metadata.Type) }

@@ -2,6 +2,7 @@ package payload
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 
 	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
@@ -99,9 +100,24 @@ func TestDecodeErrors(t *testing.T) {
 // TestHugeHeaderAllocatesNothing checks that a lying header is refused before any allocation
 // proportional to its claim.
 func TestHugeHeaderAllocatesNothing(t *testing.T) {
-	body := []byte{0xdd, 0xff, 0xff, 0xff, 0xff, 0x90}
-	allocs := testing.AllocsPerRun(100, func() { _, _ = DecodeTracesMsgpack(body) })
-	assert.LessOrEqual(t, allocs, 3.0)
+	for name, body := range map[string][]byte{
+		"v0.4 traces":     {0xdd, 0xff, 0xff, 0xff, 0xff, 0x90},
+		"v0.4 spans":      {0x91, 0xdd, 0xff, 0xff, 0xff, 0xff, 0x90},
+		"v0.4 meta":       append(newEnc().arr(1).arr(1).mapN(1).str("meta").bytes(), 0xdf, 0xff, 0xff, 0xff, 0xff),
+		"v0.5 dictionary": {0x92, 0xdd, 0xff, 0xff, 0xff, 0xff},
+		"v0.7 chunks":     append(newEnc().mapN(1).str("chunks").bytes(), 0xdd, 0xff, 0xff, 0xff, 0xff),
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for i := 0; i < 100; i++ {
+			_, err4 := DecodeTracesMsgpack(body)
+			_, err5 := DecodeV05(body)
+			_, err7 := DecodeV07(body)
+			require.True(t, err4 != nil && err5 != nil && err7 != nil, name)
+		}
+		runtime.ReadMemStats(&after)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "%s: allocated %d bytes in 100 decodes", name, after.TotalAlloc-before.TotalAlloc)
+	}
 }
 
 func TestDecodeV05(t *testing.T) {
@@ -291,4 +307,3 @@ func dedupKB(kbs []KB) []KB {
 	}
 	return out
 }
-

@@ -44,8 +44,25 @@ func mapHeader(b []byte) (int, []byte, error) {
 	return int(n), rest, nil
 }
 
+// reader decodes one body. Every string it returns is a substring of src, one copy of the whole
+// body, instead of one allocation per string: decoding then allocates per span only what pdata
+// needs. The strings keep src alive as long as the spans live, which costs the body's msgpack
+// framing on top of the string bytes themselves.
+type reader struct {
+	src string // the body as a string
+	n   int    // len(src)
+}
+
+func newReader(b []byte) *reader { return &reader{src: string(b), n: len(b)} }
+
+// sub returns the substring of src that raw (a subslice of the body just before rest) covers.
+func (r *reader) sub(raw, rest []byte) string {
+	end := r.n - len(rest)
+	return r.src[end-len(raw) : end]
+}
+
 // readString reads a str or bin (nil is ""), repairing invalid UTF-8 as the agent does.
-func readString(b []byte) (string, []byte, error) {
+func (r *reader) readString(b []byte) (string, []byte, error) {
 	if msgp.IsNil(b) {
 		return "", b[1:], nil
 	}
@@ -63,7 +80,7 @@ func readString(b []byte) (string, []byte, error) {
 		return "", b, err
 	}
 	if utf8.Valid(raw) {
-		return string(raw), b, nil
+		return r.sub(raw, b), b, nil
 	}
 	return repairUTF8(raw), b, nil
 }
@@ -212,17 +229,17 @@ func readBytes(b []byte) ([]byte, []byte, error) {
 }
 
 // readKVs reads a map of strings.
-func readKVs(b []byte) ([]KV, []byte, error) {
+func (r *reader) readKVs(b []byte) ([]KV, []byte, error) {
 	n, b, err := mapHeader(b)
 	if err != nil || n == 0 {
 		return nil, b, err
 	}
 	kvs := make([]KV, n)
 	for i := range kvs {
-		if kvs[i].Key, b, err = readString(b); err != nil {
+		if kvs[i].Key, b, err = r.readString(b); err != nil {
 			return nil, b, err
 		}
-		if kvs[i].Value, b, err = readString(b); err != nil {
+		if kvs[i].Value, b, err = r.readString(b); err != nil {
 			return nil, b, fmt.Errorf("value of %q: %w", kvs[i].Key, err)
 		}
 	}
@@ -232,6 +249,7 @@ func readKVs(b []byte) ([]KV, []byte, error) {
 // DecodeTracesMsgpack decodes a v0.3/v0.4 body: an array of traces, each an array of span maps.
 // Each trace becomes a chunk with PriorityNone.
 func DecodeTracesMsgpack(b []byte) (Payload, error) {
+	r := newReader(b)
 	n, b, err := arrayHeader(b)
 	if err != nil {
 		return Payload{}, err
@@ -239,7 +257,7 @@ func DecodeTracesMsgpack(b []byte) (Payload, error) {
 	p := Payload{Chunks: make([]Chunk, n)}
 	for i := range p.Chunks {
 		p.Chunks[i].Priority = PriorityNone
-		if p.Chunks[i].Spans, b, err = readSpans(b); err != nil {
+		if p.Chunks[i].Spans, b, err = r.readSpans(b); err != nil {
 			return Payload{}, fmt.Errorf("trace %d: %w", i, err)
 		}
 	}
@@ -248,7 +266,7 @@ func DecodeTracesMsgpack(b []byte) (Payload, error) {
 
 // readSpans reads an array of span maps; nil spans are skipped, as the agent's normalizer would
 // drop them.
-func readSpans(b []byte) ([]Span, []byte, error) {
+func (r *reader) readSpans(b []byte) ([]Span, []byte, error) {
 	n, b, err := arrayHeader(b)
 	if err != nil || n == 0 {
 		return nil, b, err
@@ -260,7 +278,7 @@ func readSpans(b []byte) ([]Span, []byte, error) {
 			continue
 		}
 		var s Span
-		if s, b, err = readSpan(b); err != nil {
+		if s, b, err = r.readSpan(b); err != nil {
 			return nil, b, fmt.Errorf("span %d: %w", j, err)
 		}
 		spans = append(spans, s)
@@ -269,7 +287,7 @@ func readSpans(b []byte) ([]Span, []byte, error) {
 }
 
 // readSpan reads one span map; unknown keys are skipped.
-func readSpan(b []byte) (Span, []byte, error) {
+func (r *reader) readSpan(b []byte) (Span, []byte, error) {
 	var s Span
 	n, b, err := mapHeader(b)
 	if err != nil {
@@ -282,13 +300,13 @@ func readSpan(b []byte) (Span, []byte, error) {
 		}
 		switch string(key) {
 		case "service":
-			s.Service, b, err = readString(b)
+			s.Service, b, err = r.readString(b)
 		case "name":
-			s.Name, b, err = readString(b)
+			s.Name, b, err = r.readString(b)
 		case "resource":
-			s.Resource, b, err = readString(b)
+			s.Resource, b, err = r.readString(b)
 		case "type":
-			s.Type, b, err = readString(b)
+			s.Type, b, err = r.readString(b)
 		case "trace_id":
 			s.TraceID, b, err = readUint64(b)
 		case "span_id":
@@ -302,15 +320,15 @@ func readSpan(b []byte) (Span, []byte, error) {
 		case "error":
 			s.Error, b, err = readInt32(b)
 		case "meta":
-			s.Meta, b, err = readKVs(b)
+			s.Meta, b, err = r.readKVs(b)
 		case "metrics":
-			s.Metrics, b, err = readMetrics(b)
+			s.Metrics, b, err = r.readMetrics(b)
 		case "meta_struct":
-			s.MetaStruct, b, err = readMetaStruct(b)
+			s.MetaStruct, b, err = r.readMetaStruct(b)
 		case "span_links":
-			s.Links, b, err = readLinks(b)
+			s.Links, b, err = r.readLinks(b)
 		case "span_events":
-			s.Events, b, err = readEvents(b)
+			s.Events, b, err = r.readEvents(b)
 		default:
 			b, err = msgp.Skip(b)
 		}
@@ -329,14 +347,14 @@ func readKey(b []byte) ([]byte, []byte, error) {
 	return msgp.ReadStringZC(b)
 }
 
-func readMetrics(b []byte) ([]KF, []byte, error) {
+func (r *reader) readMetrics(b []byte) ([]KF, []byte, error) {
 	n, b, err := mapHeader(b)
 	if err != nil || n == 0 {
 		return nil, b, err
 	}
 	kfs := make([]KF, n)
 	for i := range kfs {
-		if kfs[i].Key, b, err = readString(b); err != nil {
+		if kfs[i].Key, b, err = r.readString(b); err != nil {
 			return nil, b, err
 		}
 		if kfs[i].Value, b, err = readFloat64(b); err != nil {
@@ -346,14 +364,14 @@ func readMetrics(b []byte) ([]KF, []byte, error) {
 	return kfs, b, nil
 }
 
-func readMetaStruct(b []byte) ([]KB, []byte, error) {
+func (r *reader) readMetaStruct(b []byte) ([]KB, []byte, error) {
 	n, b, err := mapHeader(b)
 	if err != nil || n == 0 {
 		return nil, b, err
 	}
 	kbs := make([]KB, n)
 	for i := range kbs {
-		if kbs[i].Key, b, err = readString(b); err != nil {
+		if kbs[i].Key, b, err = r.readString(b); err != nil {
 			return nil, b, err
 		}
 		if kbs[i].Value, b, err = readBytes(b); err != nil {
@@ -363,7 +381,7 @@ func readMetaStruct(b []byte) ([]KB, []byte, error) {
 	return kbs, b, nil
 }
 
-func readLinks(b []byte) ([]Link, []byte, error) {
+func (r *reader) readLinks(b []byte) ([]Link, []byte, error) {
 	n, b, err := arrayHeader(b)
 	if err != nil || n == 0 {
 		return nil, b, err
@@ -392,9 +410,9 @@ func readLinks(b []byte) ([]Link, []byte, error) {
 			case "span_id":
 				l.SpanID, b, err = readUint64(b)
 			case "attributes":
-				l.Attributes, b, err = readKVs(b)
+				l.Attributes, b, err = r.readKVs(b)
 			case "tracestate":
-				l.Tracestate, b, err = readString(b)
+				l.Tracestate, b, err = r.readString(b)
 			case "flags":
 				l.Flags, b, err = readUint32(b)
 			default:
@@ -409,7 +427,7 @@ func readLinks(b []byte) ([]Link, []byte, error) {
 	return links, b, nil
 }
 
-func readEvents(b []byte) ([]Event, []byte, error) {
+func (r *reader) readEvents(b []byte) ([]Event, []byte, error) {
 	n, b, err := arrayHeader(b)
 	if err != nil || n == 0 {
 		return nil, b, err
@@ -432,7 +450,7 @@ func readEvents(b []byte) ([]Event, []byte, error) {
 			}
 			switch string(key) {
 			case "name":
-				e.Name, b, err = readString(b)
+				e.Name, b, err = r.readString(b)
 			case "time_unix_nano":
 				e.TimeUnixNano, b, err = readUint64(b)
 			case "attributes":
@@ -443,7 +461,7 @@ func readEvents(b []byte) ([]Event, []byte, error) {
 				e.Attributes = make([]EventAttribute, 0, attrs)
 				for ; attrs > 0 && err == nil; attrs-- {
 					var k string
-					if k, b, err = readString(b); err != nil {
+					if k, b, err = r.readString(b); err != nil {
 						break
 					}
 					if msgp.IsNil(b) { // a nil value carries nothing, as in the agent
@@ -451,7 +469,7 @@ func readEvents(b []byte) ([]Event, []byte, error) {
 						continue
 					}
 					var a EventAttribute
-					if a, b, err = readEventValue(b, 0); err == nil {
+					if a, b, err = r.readEventValue(b, 0); err == nil {
 						a.Key = k
 						e.Attributes = append(e.Attributes, a)
 					}
@@ -473,7 +491,7 @@ func readEvents(b []byte) ([]Event, []byte, error) {
 const maxAttributeDepth = 4
 
 // readEventValue reads {type, string_value|bool_value|int_value|double_value|array_value}.
-func readEventValue(b []byte, depth int) (EventAttribute, []byte, error) {
+func (r *reader) readEventValue(b []byte, depth int) (EventAttribute, []byte, error) {
 	var a EventAttribute
 	if depth > maxAttributeDepth {
 		return a, b, errors.New("span event attribute arrays nested too deeply")
@@ -493,7 +511,7 @@ func readEventValue(b []byte, depth int) (EventAttribute, []byte, error) {
 			t, b, err = readInt32(b)
 			a.Type = AttributeType(t)
 		case "string_value":
-			a.Str, b, err = readString(b)
+			a.Str, b, err = r.readString(b)
 		case "bool_value":
 			a.Bool, b, err = readBool(b)
 		case "int_value":
@@ -529,7 +547,7 @@ func readEventValue(b []byte, depth int) (EventAttribute, []byte, error) {
 						continue
 					}
 					var v EventAttribute
-					if v, b, err = readEventValue(b, depth+1); err == nil {
+					if v, b, err = r.readEventValue(b, depth+1); err == nil {
 						a.Array = append(a.Array, v)
 					}
 				}

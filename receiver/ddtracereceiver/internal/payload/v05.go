@@ -11,6 +11,7 @@ const v05SpanFields = 12
 // DecodeV05 decodes the v0.5 dictionary format: [dictionary []string, traces [][]span], where a
 // span is a 12-element array whose strings are indexes into the dictionary.
 func DecodeV05(b []byte) (Payload, error) {
+	r := newReader(b)
 	n, b, err := arrayHeader(b)
 	if err != nil {
 		return Payload{}, err
@@ -24,7 +25,7 @@ func DecodeV05(b []byte) (Payload, error) {
 	}
 	dict = make([]string, n)
 	for i := range dict {
-		if dict[i], b, err = readString(b); err != nil {
+		if dict[i], b, err = r.readString(b); err != nil {
 			return Payload{}, fmt.Errorf("dictionary entry %d: %w", i, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 // DecodeV07 decodes a msgpack TracerPayload (the /v0.7/traces body).
 func DecodeV07(b []byte) (Payload, error) {
+	r := newReader(b)
 	var p Payload
 	n, b, err := mapHeader(b)
 	if err != nil {
@@ -20,25 +21,25 @@ func DecodeV07(b []byte) (Payload, error) {
 		}
 		switch string(key) {
 		case "container_id":
-			p.ContainerID, b, err = readString(b)
+			p.ContainerID, b, err = r.readString(b)
 		case "language_name":
-			p.LanguageName, b, err = readString(b)
+			p.LanguageName, b, err = r.readString(b)
 		case "language_version":
-			p.LanguageVersion, b, err = readString(b)
+			p.LanguageVersion, b, err = r.readString(b)
 		case "tracer_version":
-			p.TracerVersion, b, err = readString(b)
+			p.TracerVersion, b, err = r.readString(b)
 		case "runtime_id":
-			p.RuntimeID, b, err = readString(b)
+			p.RuntimeID, b, err = r.readString(b)
 		case "env":
-			p.Env, b, err = readString(b)
+			p.Env, b, err = r.readString(b)
 		case "hostname":
-			p.Hostname, b, err = readString(b)
+			p.Hostname, b, err = r.readString(b)
 		case "app_version":
-			p.AppVersion, b, err = readString(b)
+			p.AppVersion, b, err = r.readString(b)
 		case "tags":
-			p.Tags, b, err = readKVs(b)
+			p.Tags, b, err = r.readKVs(b)
 		case "chunks":
-			p.Chunks, b, err = readChunks(b)
+			p.Chunks, b, err = r.readChunks(b)
 		default:
 			b, err = msgp.Skip(b)
 		}
@@ -49,7 +50,7 @@ func DecodeV07(b []byte) (Payload, error) {
 	return p, nil
 }
 
-func readChunks(b []byte) ([]Chunk, []byte, error) {
+func (r *reader) readChunks(b []byte) ([]Chunk, []byte, error) {
 	n, b, err := arrayHeader(b)
 	if err != nil || n == 0 {
 		return nil, b, err
@@ -74,13 +75,13 @@ func readChunks(b []byte) ([]Chunk, []byte, error) {
 			case "priority":
 				c.Priority, b, err = readInt32(b)
 			case "origin":
-				c.Origin, b, err = readString(b)
+				c.Origin, b, err = r.readString(b)
 			case "tags":
-				c.Tags, b, err = readKVs(b)
+				c.Tags, b, err = r.readKVs(b)
 			case "dropped_trace":
 				c.DroppedTrace, b, err = readBool(b)
 			case "spans":
-				c.Spans, b, err = readSpans(b)
+				c.Spans, b, err = r.readSpans(b)
 			default:
 				b, err = msgp.Skip(b)
 			}

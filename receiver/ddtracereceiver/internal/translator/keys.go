@@ -66,23 +66,30 @@ var ddToOTelKeys = map[string]string{
 	"error.msg":        "exception.message",
 }
 
-// intKeys are the OpenTelemetry attributes that are integers by specification: Datadog sends them
-// as strings (meta) or doubles (metrics), and contrib keeps those types; we store ints when the
-// value is integral.
-var intKeys = map[string]bool{
-	"http.response.status_code": true,
-	"http.request.body.size":    true,
-	"http.response.body.size":   true,
-	"process.pid":               true,
+// isIntKey tells the OpenTelemetry attributes that are integers by specification: Datadog sends
+// them as strings (meta) or doubles (metrics), and contrib keeps those types; we store ints when
+// the value is integral. (A switch, not a map: it runs for every attribute.)
+func isIntKey(k string) bool {
+	switch k {
+	case "http.response.status_code", "http.request.body.size", "http.response.body.size", "process.pid":
+		return true
+	}
+	return false
 }
 
-// otelKey translates a Datadog key.
+// otelKey translates a Datadog key. It runs for every meta and metric key, so the common case —
+// a lower-case key that is not renamed — costs one map lookup.
 func otelKey(k string) string {
-	if v, ok := ddToOTelKeys[k]; ok { // the common case: already lower-case
+	if v, ok := ddToOTelKeys[k]; ok {
 		return v
 	}
-	if v, ok := ddToOTelKeys[strings.ToLower(k)]; ok {
-		return v
+	if hasUpper(k) {
+		if v, ok := ddToOTelKeys[strings.ToLower(k)]; ok {
+			return v
+		}
+	}
+	if !strings.HasPrefix(k, "http.") {
+		return k
 	}
 	if rest, ok := strings.CutPrefix(k, "http.response.headers."); ok {
 		return "http.response.header." + rest
@@ -91,4 +98,13 @@ func otelKey(k string) string {
 		return "http.request.header." + rest
 	}
 	return k
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			return true
+		}
+	}
+	return false
 }

@@ -308,7 +308,7 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, high uint64) {
 			continue
 		}
 		k := otelKey(kv.Key)
-		if intKeys[k] {
+		if isIntKey(k) {
 			if i, err := strconv.ParseInt(kv.Value, 10, 64); err == nil {
 				attrs.PutInt(k, i)
 				continue
@@ -319,7 +319,7 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, high uint64) {
 	// Metrics come after meta: where both name the same attribute, the metric wins.
 	for _, kf := range s.Metrics {
 		k := otelKey(kf.Key)
-		if intKeys[k] && kf.Value == float64(int64(kf.Value)) {
+		if isIntKey(k) && kf.Value == float64(int64(kf.Value)) {
 			attrs.PutInt(k, int64(kf.Value))
 			continue
 		}

@@ -1,0 +1,184 @@
+package ddtracereceiver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
+	"github.com/tinylib/msgp/msgp"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
+)
+
+const benchSpans = 10
+
+// benchSpan is a realistic span: ~10 meta and ~5 metrics.
+func benchMeta(i int) [][2]string {
+	return [][2]string{
+		{"env", "prod"}, {"version", "1.4.2"}, {"span.kind", "server"}, {"http.method", "GET"},
+		{"http.route", "/api/cart/:id"}, {"http.url", fmt.Sprintf("https://shop.example/api/cart/%d", i)},
+		{"http.status_code", "200"}, {"component", "net/http"}, {"language", "go"}, {"runtime-id", "5f1d3c2a-9e4b-4c1e-8f0a-2b7d6e5c4a3b"},
+	}
+}
+
+var benchMetrics = [][2]any{{"_sampling_priority_v1", 1.0}, {"_dd.measured", 1.0}, {"process_id", 4242.0}, {"_dd.top_level", 1.0}, {"_dd.agent_psr", 1.0}}
+
+func benchV04() []byte {
+	b := msgp.AppendArrayHeader(nil, 1)
+	b = msgp.AppendArrayHeader(b, benchSpans)
+	for i := 0; i < benchSpans; i++ {
+		b = msgp.AppendMapHeader(b, 12)
+		for _, kv := range [][2]string{{"service", "checkout"}, {"name", "http.request"}, {"resource", "GET /api/cart/:id"}, {"type", "web"}} {
+			b = msgp.AppendString(msgp.AppendString(b, kv[0]), kv[1])
+		}
+		b = msgp.AppendUint64(msgp.AppendString(b, "trace_id"), 0x1122334455667788)
+		b = msgp.AppendUint64(msgp.AppendString(b, "span_id"), uint64(i+1))
+		b = msgp.AppendUint64(msgp.AppendString(b, "parent_id"), uint64(i))
+		b = msgp.AppendInt64(msgp.AppendString(b, "start"), 1_700_000_000_000_000_000+int64(i))
+		b = msgp.AppendInt64(msgp.AppendString(b, "duration"), 1_500_000)
+		b = msgp.AppendInt32(msgp.AppendString(b, "error"), 0)
+		b = msgp.AppendMapHeader(msgp.AppendString(b, "meta"), 10)
+		for _, kv := range benchMeta(i) {
+			b = msgp.AppendString(msgp.AppendString(b, kv[0]), kv[1])
+		}
+		b = msgp.AppendMapHeader(msgp.AppendString(b, "metrics"), uint32(len(benchMetrics)))
+		for _, kv := range benchMetrics {
+			b = msgp.AppendFloat64(msgp.AppendString(b, kv[0].(string)), kv[1].(float64))
+		}
+	}
+	return b
+}
+
+func benchV05() []byte {
+	dict := []string{}
+	idx := map[string]uint32{}
+	id := func(s string) uint32 {
+		if i, ok := idx[s]; ok {
+			return i
+		}
+		idx[s] = uint32(len(dict))
+		dict = append(dict, s)
+		return idx[s]
+	}
+	var spans []byte
+	for i := 0; i < benchSpans; i++ {
+		spans = msgp.AppendArrayHeader(spans, 12)
+		spans = msgp.AppendUint32(spans, id("checkout"))
+		spans = msgp.AppendUint32(spans, id("http.request"))
+		spans = msgp.AppendUint32(spans, id("GET /api/cart/:id"))
+		spans = msgp.AppendUint64(spans, 0x1122334455667788)
+		spans = msgp.AppendUint64(spans, uint64(i+1))
+		spans = msgp.AppendUint64(spans, uint64(i))
+		spans = msgp.AppendInt64(spans, 1_700_000_000_000_000_000+int64(i))
+		spans = msgp.AppendInt64(spans, 1_500_000)
+		spans = msgp.AppendInt32(spans, 0)
+		spans = msgp.AppendMapHeader(spans, 10)
+		for _, kv := range benchMeta(i) {
+			spans = msgp.AppendUint32(msgp.AppendUint32(spans, id(kv[0])), id(kv[1]))
+		}
+		spans = msgp.AppendMapHeader(spans, uint32(len(benchMetrics)))
+		for _, kv := range benchMetrics {
+			spans = msgp.AppendFloat64(msgp.AppendUint32(spans, id(kv[0].(string))), kv[1].(float64))
+		}
+		spans = msgp.AppendUint32(spans, id("web"))
+	}
+	b := msgp.AppendArrayHeader(nil, 2)
+	b = msgp.AppendArrayHeader(b, uint32(len(dict)))
+	for _, s := range dict {
+		b = msgp.AppendString(b, s)
+	}
+	b = msgp.AppendArrayHeader(b, 1)
+	b = msgp.AppendArrayHeader(b, benchSpans)
+	return append(b, spans...)
+}
+
+// BenchmarkDecodeTranslate measures body → pdata for a v0.4 and a v0.5 payload of 10 spans, with
+// our decoder and with the Datadog Agent's (pkg/proto), both followed by the same translation.
+func BenchmarkDecodeTranslate(b *testing.B) {
+	v04, v05 := benchV04(), benchV05()
+	decoders := []struct {
+		name   string
+		body   []byte
+		decode func([]byte) (payload.Payload, error)
+	}{
+		{"v0.4/ours", v04, payload.DecodeTracesMsgpack},
+		{"v0.4/agent", v04, func(b []byte) (payload.Payload, error) {
+			var t pb.Traces
+			_, err := t.UnmarshalMsg(b)
+			return payload.FromTraces(t), err
+		}},
+		{"v0.5/ours", v05, payload.DecodeV05},
+		{"v0.5/agent", v05, func(b []byte) (payload.Payload, error) {
+			var t pb.Traces
+			err := t.UnmarshalMsgDictionary(b)
+			return payload.FromTraces(t), err
+		}},
+	}
+	for _, d := range decoders {
+		b.Run(d.name, func(b *testing.B) {
+			tr := translator.New(translator.Options{TraceIDCacheSize: 1000, StatusOKWithoutError: true})
+			b.SetBytes(int64(len(d.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := d.decode(d.body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res := tr.ToTraces([]payload.Payload{p}, translator.Headers{Lang: "go"}); res.Spans != benchSpans {
+					b.Fatalf("%d spans", res.Spans)
+				}
+			}
+			b.ReportMetric(float64(benchSpans*b.N)/b.Elapsed().Seconds(), "spans/s")
+			b.ReportMetric(float64(testing.AllocsPerRun(10, func() {
+				p, _ := d.decode(d.body)
+				tr.ToTraces([]payload.Payload{p}, translator.Headers{})
+			}))/benchSpans, "allocs/span")
+		})
+	}
+}
+
+// BenchmarkHandler measures whole requests through the HTTP handler into a sink: requests/s and
+// the p99 of the handler's latency, with concurrent clients.
+func BenchmarkHandler(b *testing.B) {
+	body := benchV04()
+	r, err := newReceiver(createDefaultConfig().(*Config), nopSettings(), new(consumertest.TracesSink))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := r.handler()
+	var mu sync.Mutex
+	var latencies []time.Duration
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	b.RunParallel(func(pb *testing.PB) {
+		var local []time.Duration
+		for pb.Next() {
+			req := httptest.NewRequestWithContext(context.Background(), http.MethodPut, "/v0.4/traces", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/msgpack")
+			rec := httptest.NewRecorder()
+			start := time.Now()
+			h.ServeHTTP(rec, req)
+			local = append(local, time.Since(start))
+			if rec.Code != 200 {
+				b.Errorf("status %d", rec.Code)
+			}
+		}
+		mu.Lock()
+		latencies = append(latencies, local...)
+		mu.Unlock()
+	})
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	if n := len(latencies); n > 0 {
+		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "req/s")
+		b.ReportMetric(float64(latencies[n*99/100].Microseconds()), "p99-µs")
+	}
+}

@@ -1,0 +1,111 @@
+package translator
+
+import (
+	"encoding/hex"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
+)
+
+func spansOf(res Result) []ptrace.Span {
+	var out []ptrace.Span
+	rss := res.Traces.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		ss := rss.At(i).ScopeSpans()
+		for j := 0; j < ss.Len(); j++ {
+			for k := 0; k < ss.At(j).Spans().Len(); k++ {
+				out = append(out, ss.At(j).Spans().At(k))
+			}
+		}
+	}
+	return out
+}
+
+func one(spans ...payload.Span) []payload.Payload {
+	return []payload.Payload{{Chunks: []payload.Chunk{{Priority: payload.PriorityNone, Spans: spans}}}}
+}
+
+// TestTraceIDFallbackCache is the second half of test vector 2: a later payload whose chunk lacks
+// _dd.p.tid still gets the 128-bit id, through the bounded cache.
+func TestTraceIDFallbackCache(t *testing.T) {
+	tr := New(Options{TraceIDCacheSize: 2})
+	const low = 0x1122334455667788
+	first := tr.ToTraces(one(payload.Span{TraceID: low, SpanID: 1, Meta: []payload.KV{{Key: "_dd.p.tid", Value: "640cfd8d00000000"}}}), Headers{})
+	later := tr.ToTraces(one(payload.Span{TraceID: low, SpanID: 2, ParentID: 1}), Headers{})
+	want := "640cfd8d000000001122334455667788"
+	assert.Equal(t, want, hexID(spansOf(first)[0].TraceID()))
+	assert.Equal(t, want, hexID(spansOf(later)[0].TraceID()))
+
+	// The cache is bounded: two newer traces push the first one out.
+	tr.ToTraces(one(payload.Span{TraceID: 5, SpanID: 1, Meta: []payload.KV{{Key: "_dd.p.tid", Value: "0000000100000000"}}}), Headers{})
+	tr.ToTraces(one(payload.Span{TraceID: 6, SpanID: 1, Meta: []payload.KV{{Key: "_dd.p.tid", Value: "0000000200000000"}}}), Headers{})
+	evicted := tr.ToTraces(one(payload.Span{TraceID: low, SpanID: 3}), Headers{})
+	assert.Equal(t, "00000000000000001122334455667788", hexID(spansOf(evicted)[0].TraceID()))
+
+	// A malformed tag is ignored, not half-applied.
+	bad := New(Options{TraceIDCacheSize: 10}).ToTraces(one(payload.Span{TraceID: 1, SpanID: 1, Meta: []payload.KV{{Key: "_dd.p.tid", Value: "zz"}}}), Headers{})
+	assert.Equal(t, "00000000000000000000000000000001", hexID(spansOf(bad)[0].TraceID()))
+}
+
+func hexID(id [16]byte) string { return hex.EncodeToString(id[:]) }
+
+func TestStatusOption(t *testing.T) {
+	for _, tt := range []struct {
+		ok    bool
+		error int32
+		want  ptrace.StatusCode
+	}{
+		{true, 0, ptrace.StatusCodeOk},
+		{false, 0, ptrace.StatusCodeUnset},
+		{false, 1, ptrace.StatusCodeError},
+		{true, 1, ptrace.StatusCodeError},
+	} {
+		res := New(Options{StatusOKWithoutError: tt.ok}).ToTraces(one(payload.Span{TraceID: 1, SpanID: 1, Error: tt.error}), Headers{})
+		assert.Equal(t, tt.want, spansOf(res)[0].Status().Code(), "ok=%v error=%d", tt.ok, tt.error)
+	}
+}
+
+// TestDeterministic checks that resources come out in one order whatever the input order, and
+// that the metric wins over the meta value of the same attribute.
+func TestDeterministic(t *testing.T) {
+	a := payload.Span{Service: "b-svc", TraceID: 1, SpanID: 1, Meta: []payload.KV{{Key: "http.status_code", Value: "200"}}, Metrics: []payload.KF{{Key: "http.status_code", Value: 201}}}
+	b := payload.Span{Service: "a-svc", TraceID: 1, SpanID: 2}
+	for _, in := range [][]payload.Span{{a, b}, {b, a}} {
+		res := New(Options{}).ToTraces(one(in...), Headers{})
+		require.Equal(t, 2, res.Traces.ResourceSpans().Len())
+		first, _ := res.Traces.ResourceSpans().At(0).Resource().Attributes().Get("service.name")
+		assert.Equal(t, "a-svc", first.Str())
+		code, _ := res.Traces.ResourceSpans().At(1).ScopeSpans().At(0).Spans().At(0).Attributes().Get("http.response.status_code")
+		assert.Equal(t, int64(201), code.Int())
+	}
+}
+
+func TestDroppedSpansCounted(t *testing.T) {
+	res := New(Options{}).ToTraces(one(payload.Span{TraceID: 0, SpanID: 1}, payload.Span{TraceID: 1, SpanID: 0}, payload.Span{TraceID: 1, SpanID: 0}, payload.Span{TraceID: 1, SpanID: 1}), Headers{})
+	assert.Equal(t, 1, res.Spans)
+	assert.Equal(t, map[string]int{DropZeroTraceID: 1, DropZeroSpanID: 2}, res.Dropped)
+}
+
+func FuzzTranslate(f *testing.F) {
+	f.Add([]byte(`[[{"service":"s","name":"http.request","trace_id":1,"span_id":2,"error":1,"meta":{"http.method":"GET","_dd.p.tid":"640cfd8d00000000","_dd.span_links":"[{\"trace_id\":\"1\",\"span_id\":2}]","events":"[{\"name\":\"e\",\"attributes\":{\"a\":[1,[2]]}}]"},"metrics":{"process_id":1,"_sampling_priority_v1":1}}]]`))
+	f.Add([]byte(`[[{"name":"grpc.client","trace_id":1,"span_id":2,"resource":"/a.B/C","meta":{"_dd.base_service":"x","span.kind":"client"}}]]`))
+	tr := New(Options{TraceIDCacheSize: 16})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := payload.DecodeTracesJSON(b)
+		if err != nil {
+			return
+		}
+		res := tr.ToTraces([]payload.Payload{p}, Headers{Lang: ".NET"})
+		dropped := 0
+		for _, n := range res.Dropped {
+			dropped += n
+		}
+		if res.Traces.SpanCount() != res.Spans || res.Spans+dropped != p.SpanCount() {
+			t.Fatalf("%d spans in, %d out, %d counted, %d dropped", p.SpanCount(), res.Traces.SpanCount(), res.Spans, dropped)
+		}
+	})
+}
