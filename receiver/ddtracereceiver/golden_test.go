@@ -172,4 +172,3 @@ func appendMsgpack(b []byte, v any, intKeys bool) ([]byte, error) {
 	}
 	return nil, fmt.Errorf("cannot encode %T", v)
 }
-

@@ -294,4 +294,3 @@ func (r *ddReceiver) putBuffer(buf *bytes.Buffer) {
 		r.buffers.Put(buf)
 	}
 }
-

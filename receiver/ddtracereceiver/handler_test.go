@@ -373,5 +373,4 @@ func sumInt(t *testing.T, m any) int64 {
 	return total
 }
 
-
 func nopSettings() receiver.Settings { return receivertest.NewNopSettings(metadata.Type) }
