@@ -30,6 +30,7 @@ type Endpoints struct {
 	Zipkin        string
 	JaegerHTTP    string
 	JaegerCompact string // UDP
+	DDTrace       string // the Datadog trace intake (ddtrace receiver)
 }
 
 // Protocol sends n spans with the given service name and returns what it sent.

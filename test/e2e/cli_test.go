@@ -53,8 +53,8 @@ func TestComponents(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"receivers":  {"jaeger", "otlp", "zipkin"},
-		"processors": {"batch", "memory_limiter"},
+		"receivers":  {"ddtrace", "jaeger", "otlp", "zipkin"},
+		"processors": {"batch", "buffer", "memory_limiter"},
 		// otlp_grpc and otlp_http are built in but not listed: see testdata/otlp-exporters.yaml.
 		"exporters":  {"debug", "elasticsearch"},
 		"extensions": {"file_storage", "health_check", "pprof", "zpages"},

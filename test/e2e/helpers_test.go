@@ -42,6 +42,7 @@ type gateway struct {
 	es        *esstandin.Server
 	proc      *collectorproc.Process
 	endpoints tracesend.Endpoints
+	bufferDir string // TRACEGATE_BUFFER_DIR
 }
 
 // startGateway runs tracegate with configs/<config> on free loopback ports (an overlay config
@@ -72,8 +73,8 @@ func startGateway(t *testing.T, config string) *gateway {
 		}
 		return fmt.Sprintf("127.0.0.1:%d", p)
 	}
-	g := &gateway{es: es, endpoints: tracesend.Endpoints{
-		OTLPGRPC: tcp(), OTLPHTTP: tcp(), Zipkin: tcp(), JaegerHTTP: tcp(), JaegerCompact: udp(),
+	g := &gateway{es: es, bufferDir: filepath.Join(t.TempDir(), "buffer"), endpoints: tracesend.Endpoints{
+		OTLPGRPC: tcp(), OTLPHTTP: tcp(), Zipkin: tcp(), JaegerHTTP: tcp(), JaegerCompact: udp(), DDTrace: tcp(),
 	}}
 	health, metricsPort := tcp(), 0
 	if metricsPort, err = collectorproc.FreePort(); err != nil {
@@ -89,6 +90,7 @@ func startGateway(t *testing.T, config string) *gateway {
 				"thrift_compact": map[string]any{"endpoint": g.endpoints.JaegerCompact},
 				"thrift_binary":  map[string]any{"endpoint": udp()},
 			}},
+			"ddtrace": map[string]any{"endpoint": g.endpoints.DDTrace},
 		},
 		"extensions": map[string]any{
 			"health_check": map[string]any{"endpoint": health},
@@ -113,7 +115,7 @@ func startGateway(t *testing.T, config string) *gateway {
 	proc, err := collectorproc.Start(ctx, collectorproc.Options{
 		Binary:    binary(t),
 		Args:      []string{"--config", filepath.Join(repoRoot, "configs", config), "--config", overlayPath},
-		Env:       []string{"ELASTICSEARCH_URL=" + es.URL() + "," + es.URL()},
+		Env:       []string{"ELASTICSEARCH_URL=" + es.URL() + "," + es.URL(), "TRACEGATE_BUFFER_DIR=" + g.bufferDir},
 		HealthURL: "http://" + health + "/",
 	})
 	if err != nil {
