@@ -76,14 +76,14 @@ func run() error {
 	}
 	waitCtx, waitCancel := context.WithTimeout(ctx, 30*time.Second)
 	defer waitCancel()
-	waitErr := es.WaitForDocuments(waitCtx, total)
+	waitErr := es.WaitForSpans(waitCtx, total)
 
 	st := es.Stats()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "protocol\tspans sent\tin Elasticsearch\t")
 	missing := false
 	for _, p := range tracesend.Protocols() {
-		got := st.ByService["demo-"+p.Name]
+		got := st.SpansByService["demo-"+p.Name]
 		missing = missing || got != sentBy[p.Name] || sentBy[p.Name] == 0
 		fmt.Fprintf(tw, "%s\t%d\t%d\t\n", p.Name, sentBy[p.Name], got)
 	}

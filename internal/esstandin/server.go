@@ -152,7 +152,19 @@ func (s *Server) Reset() {
 }
 
 // WaitForDocuments blocks until n documents were accepted or ctx ends.
-func (s *Server) WaitForDocuments(ctx context.Context, n int) error { return s.store.waitFor(ctx, n) }
+func (s *Server) WaitForDocuments(ctx context.Context, n int) error {
+	return s.store.waitUntil(ctx, func(st Stats) bool { return st.Documents >= n })
+}
+
+// WaitForSpans blocks until n span documents (in traces-* indices) were accepted or ctx ends.
+func (s *Server) WaitForSpans(ctx context.Context, n int) error {
+	return s.store.waitUntil(ctx, func(st Stats) bool { return st.spans() >= n })
+}
+
+// WaitUntil blocks until cond holds for the stats or ctx ends.
+func (s *Server) WaitUntil(ctx context.Context, cond func(Stats) bool) error {
+	return s.store.waitUntil(ctx, cond)
+}
 
 // Faults returns the faults currently injected.
 func (s *Server) Faults() Faults { return *s.faults.Load() }

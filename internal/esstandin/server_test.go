@@ -266,7 +266,7 @@ func TestExporterShapedRequest(t *testing.T) {
 	}
 	st := s.Stats()
 	if st.Documents != 2 || st.ByIndex["traces-generic.otel-default"] != 1 || st.ByIndex["logs-generic.otel-default"] != 1 ||
-		st.ByService["cart"] != 2 || st.RejectedItems != 1 || st.RejectedReasons["index_not_found_exception"] != 1 || st.DuplicateSpans != 0 {
+		st.SpansByService["cart"] != 1 || st.RejectedItems != 1 || st.RejectedReasons["index_not_found_exception"] != 1 || st.DuplicateSpans != 0 {
 		t.Errorf("stats %+v", st)
 	}
 	docs := s.Documents()

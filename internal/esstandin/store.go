@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,15 +29,25 @@ type Document struct {
 type Stats struct {
 	Documents int            `json:"documents"`
 	ByIndex   map[string]int `json:"by_index"`
-	// ByService counts documents by the service name they carry (resource.attributes.service.name
-	// in otel mode, service.name in ECS mode); "" when a document has none.
-	ByService       map[string]int `json:"by_service"`
+	// SpansByService counts span documents — those in traces-* indices and data streams — by the
+	// service name they carry (resource.attributes.service.name in otel mode, service.name in ECS
+	// mode; "" when a document has none). Span events and logs are not spans.
+	SpansByService  map[string]int `json:"spans_by_service"`
 	DuplicateSpans  int            `json:"duplicate_spans"`
 	BulkRequests    int            `json:"bulk_requests"`
 	RejectedItems   int            `json:"rejected_items"`
 	FailedRequests  int            `json:"failed_requests"`
 	BytesReceived   int64          `json:"bytes_received"`
 	RejectedReasons map[string]int `json:"rejected_reasons"`
+}
+
+// spans is the number of span documents.
+func (st Stats) spans() int {
+	n := 0
+	for _, c := range st.SpansByService {
+		n += c
+	}
+	return n
 }
 
 // store records accepted documents. Documents are kept in memory only when keepDocs is set, so
@@ -68,7 +79,7 @@ func newStore(keepDocs bool, recordPath string) (*store, error) {
 func (s *store) resetLocked() {
 	s.docs = nil
 	s.spans = map[string]int{}
-	s.stats = Stats{ByIndex: map[string]int{}, ByService: map[string]int{}, RejectedReasons: map[string]int{}}
+	s.stats = Stats{ByIndex: map[string]int{}, SpansByService: map[string]int{}, RejectedReasons: map[string]int{}}
 }
 
 func (s *store) add(docs []Document) error {
@@ -77,7 +88,9 @@ func (s *store) add(docs []Document) error {
 	for _, d := range docs {
 		s.stats.Documents++
 		s.stats.ByIndex[d.Index]++
-		s.stats.ByService[d.service]++
+		if strings.HasPrefix(d.Index, "traces-") {
+			s.stats.SpansByService[d.service]++
+		}
 		if d.dedupKey != "" {
 			s.spans[d.dedupKey]++
 			if s.spans[d.dedupKey] > 1 {
@@ -131,9 +144,9 @@ func (s *store) snapshot() Stats {
 	for k, v := range s.stats.ByIndex {
 		st.ByIndex[k] = v
 	}
-	st.ByService = make(map[string]int, len(s.stats.ByService))
-	for k, v := range s.stats.ByService {
-		st.ByService[k] = v
+	st.SpansByService = make(map[string]int, len(s.stats.SpansByService))
+	for k, v := range s.stats.SpansByService {
+		st.SpansByService[k] = v
 	}
 	st.RejectedReasons = make(map[string]int, len(s.stats.RejectedReasons))
 	for k, v := range s.stats.RejectedReasons {
@@ -154,19 +167,20 @@ func (s *store) reset() {
 	s.resetLocked()
 }
 
-// waitFor blocks until at least n documents were accepted (in total, since the last reset) or ctx
-// ends.
-func (s *store) waitFor(ctx context.Context, n int) error {
+// waitUntil blocks until cond holds for the stats or ctx ends; cond runs under no lock on a
+// snapshot, each time documents were added (and at least every second).
+func (s *store) waitUntil(ctx context.Context, cond func(Stats) bool) error {
 	for {
 		s.mu.Lock()
-		have, changed := s.stats.Documents, s.changed
+		changed := s.changed
 		s.mu.Unlock()
-		if have >= n {
+		st := s.snapshot()
+		if cond(st) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %d documents, have %d: %w", n, have, ctx.Err())
+			return fmt.Errorf("stand-in has %d documents (%v): %w", st.Documents, st.ByIndex, ctx.Err())
 		case <-changed:
 		case <-time.After(time.Second): // also wakes up after a reset
 		}

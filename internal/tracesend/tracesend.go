@@ -47,6 +47,8 @@ func Protocols() []Protocol {
 		{Name: "zipkin-json", Send: sendZipkinJSON},
 		{Name: "jaeger-thrift-http", Send: sendJaegerThriftHTTP},
 		{Name: "jaeger-udp-compact", Send: sendJaegerCompactUDP},
+		{Name: "ddtrace-v0.4", Send: sendDDTraceV04},
+		{Name: "ddtrace-v0.5", Send: sendDDTraceV05},
 	}
 }
 

@@ -29,19 +29,19 @@ func TestDefaultConfigEveryProtocol(t *testing.T) {
 	}
 	waitCtx, waitCancel := context.WithTimeout(ctx, 30*time.Second)
 	defer waitCancel()
-	if err := g.es.WaitForDocuments(waitCtx, len(sent)); err != nil {
+	if err := g.es.WaitForSpans(waitCtx, len(sent)); err != nil {
 		t.Errorf("%v; stand-in stats: %+v", err, g.es.Stats())
 	}
 	// Give late duplicates a moment to show up before counting.
 	time.Sleep(1500 * time.Millisecond)
 	checkArrivedOnce(t, g.es.Documents(), sent)
 	st := g.es.Stats()
-	if st.Documents != len(sent) || st.DuplicateSpans != 0 || st.RejectedItems != 0 {
-		t.Errorf("stand-in: %d documents, %d duplicates, %d rejected; want %d, 0, 0 (%+v)",
-			st.Documents, st.DuplicateSpans, st.RejectedItems, len(sent), st)
+	if st.ByIndex["traces-generic.otel-default"] != len(sent) || st.DuplicateSpans != 0 || st.RejectedItems != 0 {
+		t.Errorf("stand-in: %d span documents, %d duplicates, %d rejected; want %d, 0, 0 (%+v)",
+			st.ByIndex["traces-generic.otel-default"], st.DuplicateSpans, st.RejectedItems, len(sent), st)
 	}
 	for _, p := range tracesend.Protocols() {
-		if got := st.ByService["e2e-"+p.Name]; got != perProtocol {
+		if got := st.SpansByService["e2e-"+p.Name]; got != perProtocol {
 			t.Errorf("%s: %d documents, want %d", p.Name, got, perProtocol)
 		}
 	}
