@@ -43,6 +43,9 @@ type gateway struct {
 	proc      *collectorproc.Process
 	endpoints tracesend.Endpoints
 	bufferDir string // TRACEGATE_BUFFER_DIR
+	opts      collectorproc.Options
+	// earlierLogs keeps the log of processes that were restarted.
+	earlierLogs string
 }
 
 // startGateway runs tracegate with configs/<config> on free loopback ports (an overlay config
@@ -110,27 +113,37 @@ func startGateway(t *testing.T, config string) *gateway {
 	if err := os.WriteFile(overlayPath, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	proc, err := collectorproc.Start(ctx, collectorproc.Options{
+	g.opts = collectorproc.Options{
 		Binary:    binary(t),
 		Args:      []string{"--config", filepath.Join(repoRoot, "configs", config), "--config", overlayPath},
 		Env:       []string{"ELASTICSEARCH_URL=" + es.URL() + "," + es.URL(), "TRACEGATE_BUFFER_DIR=" + g.bufferDir},
 		HealthURL: "http://" + health + "/",
+	}
+	g.start(t)
+	t.Cleanup(func() {
+		if err := g.proc.Stop(30 * time.Second); err != nil {
+			t.Errorf("stopping tracegate: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("tracegate log:\n%s%s", g.earlierLogs, g.proc.Log())
+		}
 	})
+	return g
+}
+
+// start runs tracegate (again, after a stop or a kill: same ports, same buffer directory).
+func (g *gateway) start(t *testing.T) {
+	t.Helper()
+	if g.proc != nil {
+		g.earlierLogs += g.proc.Log() + "--- restarted ---\n"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	proc, err := collectorproc.Start(ctx, g.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.proc = proc
-	t.Cleanup(func() {
-		if err := proc.Stop(30 * time.Second); err != nil {
-			t.Errorf("stopping tracegate: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("tracegate log:\n%s", proc.Log())
-		}
-	})
-	return g
 }
 
 // otelDoc is the part of an otel-mode span document the tests check.
