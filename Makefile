@@ -11,7 +11,7 @@ CONFIGS    = $(wildcard configs/*.yaml)
 PKGS       = ./...
 TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: all build generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin clean help
+.PHONY: all build generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench-go clean help
 
 all: build
 
@@ -22,13 +22,17 @@ build: ## build bin/tracegate (version $(VERSION), from builder-config.yaml) fro
 	cd cmd/tracegate && $(GO) build -trimpath -ldflags "-s -w" -o ../../$(BINARY) .
 	@./$(BINARY) --version
 
-generate: ## regenerate cmd/tracegate with ocb from builder-config.yaml
+generate: ## regenerate cmd/tracegate with ocb and every component's internal/metadata with mdatagen
 	$(TOOLS) builder --config builder-config.yaml --skip-compilation
+	$(GO) generate ./receiver/... ./processor/...
+	@gofmt -w receiver processor
 
-check-generated: generate ## fail when cmd/tracegate is stale against builder-config.yaml
-	@git diff --exit-code --stat -- cmd/tracegate || { echo "cmd/tracegate is stale: run 'make generate' and commit it"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- cmd/tracegate | grep -v '^?? cmd/tracegate/tracegate$$')" || \
-		{ git status --porcelain -- cmd/tracegate; echo "cmd/tracegate has uncommitted generated files"; exit 1; }
+GENERATED = cmd/tracegate receiver processor
+
+check-generated: generate ## fail when generated code (cmd/tracegate, internal/metadata, documentation.md) is stale
+	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run 'make generate' and commit them"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- $(GENERATED) | grep -v '^?? cmd/tracegate/tracegate$$')" || \
+		{ git status --porcelain -- $(GENERATED); echo "uncommitted generated files"; exit 1; }
 
 lint: ## gofmt (our code; generated cmd/tracegate excluded), go vet (both modules)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^cmd/tracegate/')); test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
@@ -59,6 +63,9 @@ run: build ## run tracegate with configs/default.yaml (ELASTICSEARCH_URL, defaul
 
 es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:9200
 	$(GO) run ./cmd/es-standin
+
+bench-go: ## Go benchmarks of the hot paths (ddtrace decode+translate, HTTP handler, buffer), -benchmem
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./receiver/ddtracereceiver/ ./processor/bufferprocessor/...
 
 clean: ## remove build output
 	rm -rf bin cmd/tracegate/tracegate

@@ -41,16 +41,22 @@ func run() error {
 	defer es.Close()
 	fmt.Printf("Elasticsearch stand-in (test/demo tool) at %s\n", es.URL())
 
+	bufferDir, err := os.MkdirTemp("", "tracegate-demo-buffer-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(bufferDir)
+
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	proc, err := collectorproc.Start(ctx, collectorproc.Options{
 		Binary:    *binary,
 		Args:      []string{"--config", *config},
-		Env:       []string{"ELASTICSEARCH_URL=" + es.URL()},
+		Env:       []string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + bufferDir},
 		HealthURL: "http://127.0.0.1:13133/",
 	})
 	if err != nil {
-		return fmt.Errorf("%w\n(are the standard ports 4317, 4318, 9411, 14250, 14268, 6831, 6832, 13133, 8888 free?)", err)
+		return fmt.Errorf("%w\n(are the standard ports 4317, 4318, 9411, 14250, 14268, 6831, 6832, 8126, 13133, 8888 free?)", err)
 	}
 	defer func() {
 		if err := proc.Stop(30 * time.Second); err != nil {
@@ -61,7 +67,7 @@ func run() error {
 
 	ep := tracesend.Endpoints{
 		OTLPGRPC: "127.0.0.1:4317", OTLPHTTP: "127.0.0.1:4318", Zipkin: "127.0.0.1:9411",
-		JaegerHTTP: "127.0.0.1:14268", JaegerCompact: "127.0.0.1:6831",
+		JaegerHTTP: "127.0.0.1:14268", JaegerCompact: "127.0.0.1:6831", DDTrace: "127.0.0.1:8126",
 	}
 	sentBy := map[string]int{}
 	total := 0

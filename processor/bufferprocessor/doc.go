@@ -1,4 +1,4 @@
-//go:generate mdatagen metadata.yaml
+//go:generate go tool -modfile=../../internal/tools/go.mod mdatagen metadata.yaml
 
 // Package bufferprocessor is the "buffer" processor: a bounded memory queue, optionally backed by
 // a checksummed disk log, drained by a pool of workers that deliver to the next consumer with
