@@ -63,6 +63,25 @@ func (r *reader) sub(raw, rest []byte) string {
 
 // readString reads a str or bin (nil is ""), repairing invalid UTF-8 as the agent does.
 func (r *reader) readString(b []byte) (string, []byte, error) {
+	// Fast path for the common encodings (fixstr, str8, str16): strings are most of a payload.
+	if len(b) > 0 {
+		var n, hdr int
+		switch c := b[0]; {
+		case c >= 0xa0 && c <= 0xbf:
+			n, hdr = int(c&0x1f), 1
+		case c == 0xd9 && len(b) >= 2:
+			n, hdr = int(b[1]), 2
+		case c == 0xda && len(b) >= 3:
+			n, hdr = int(b[1])<<8|int(b[2]), 3
+		}
+		if hdr > 0 && len(b) >= hdr+n {
+			raw, rest := b[hdr:hdr+n], b[hdr+n:]
+			if utf8.Valid(raw) {
+				return r.sub(raw, rest), rest, nil
+			}
+			return repairUTF8(raw), rest, nil
+		}
+	}
 	if msgp.IsNil(b) {
 		return "", b[1:], nil
 	}

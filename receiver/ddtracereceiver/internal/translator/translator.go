@@ -103,7 +103,8 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 					res.drop(DropZeroSpanID)
 					continue
 				}
-				key := resourceKeyOf(s, p, container)
+				info := scanSpan(s)
+				key := resourceKeyOf(&info, s, p, container)
 				g := groups[key]
 				if g == nil {
 					g = &group{key: key, lang: lang, langV: langV, trace: tracerV, tags: p.Tags, spans: ptrace.NewSpanSlice()}
@@ -111,7 +112,7 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 					order = append(order, g)
 				}
 				span := g.spans.AppendEmpty()
-				t.fillSpan(span, s, high)
+				t.fillSpan(span, s, &info, high)
 				if hasPriority && si == prioritySpan {
 					span.Attributes().PutInt("sampling.priority", priority)
 				}
@@ -147,20 +148,42 @@ func (r *Result) drop(reason string) {
 	r.Dropped[reason]++
 }
 
-func resourceKeyOf(s *payload.Span, p *payload.Payload, container string) resourceKey {
-	k := resourceKey{service: s.Service, container: container}
-	if base, ok := s.MetaValue("_dd.base_service"); ok && base != "" {
-		// The integration renamed the span's service; the application is the base service.
-		k.service = base
+// spanInfo holds the meta and metric values the translation consults, found in one pass.
+type spanInfo struct {
+	baseService, env, version, host, kind, peerHost string
+	pid                                             int64
+}
+
+func scanSpan(s *payload.Span) spanInfo {
+	var info spanInfo
+	for _, kv := range s.Meta { // later values win, as in the agent's maps
+		switch kv.Key {
+		case "_dd.base_service":
+			info.baseService = kv.Value
+		case "env":
+			info.env = kv.Value
+		case "version":
+			info.version = kv.Value
+		case "_dd.hostname":
+			info.host = kv.Value
+		case "span.kind":
+			info.kind = kv.Value
+		case "peer.hostname":
+			info.peerHost = kv.Value
+		}
 	}
-	k.env, _ = s.MetaValue("env")
-	k.env = firstNonEmpty(k.env, p.Env)
-	k.version, _ = s.MetaValue("version")
-	k.version = firstNonEmpty(k.version, p.AppVersion)
-	k.host, _ = s.MetaValue("_dd.hostname")
-	k.host = firstNonEmpty(k.host, p.Hostname)
 	if pid, ok := s.Metric("process_id"); ok && pid == float64(int64(pid)) {
-		k.pid = int64(pid)
+		info.pid = int64(pid)
+	}
+	return info
+}
+
+func resourceKeyOf(info *spanInfo, s *payload.Span, p *payload.Payload, container string) resourceKey {
+	k := resourceKey{service: s.Service, container: container, pid: info.pid,
+		env: firstNonEmpty(info.env, p.Env), version: firstNonEmpty(info.version, p.AppVersion), host: firstNonEmpty(info.host, p.Hostname)}
+	if info.baseService != "" {
+		// The integration renamed the span's service; the application is the base service.
+		k.service = info.baseService
 	}
 	return k
 }
@@ -275,7 +298,7 @@ func spanID(id uint64) pcommon.SpanID {
 }
 
 // fillSpan writes one span.
-func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, high uint64) {
+func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64) {
 	span.SetTraceID(traceID(high, s.TraceID))
 	span.SetSpanID(spanID(s.SpanID))
 	if s.ParentID != 0 {
@@ -328,17 +351,15 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, high uint64) {
 	for _, kb := range s.MetaStruct {
 		attrs.PutEmptyBytes("dd.meta_struct." + kb.Key).FromRaw(kb.Value)
 	}
-	if base, ok := s.MetaValue("_dd.base_service"); ok && base != "" && base != s.Service {
+	if info.baseService != "" && info.baseService != s.Service {
 		// The resource carries the base service; keep the integration's own name on the span.
 		attrs.PutStr("service.name", s.Service)
 	}
 
-	span.SetKind(spanKind(s))
-	if k := span.Kind(); k == ptrace.SpanKindClient || k == ptrace.SpanKindProducer || k == ptrace.SpanKindConsumer {
+	span.SetKind(spanKind(info.kind, s.Type))
+	if k := span.Kind(); info.peerHost != "" && (k == ptrace.SpanKindClient || k == ptrace.SpanKindProducer || k == ptrace.SpanKindConsumer) {
 		if _, ok := attrs.Get("server.address"); !ok {
-			if peer, ok := s.MetaValue("peer.hostname"); ok {
-				attrs.PutStr("server.address", peer)
-			}
+			attrs.PutStr("server.address", info.peerHost)
 		}
 	}
 	span.SetName(spanName(s, span, attrs))
@@ -347,8 +368,7 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, high uint64) {
 	fillEvents(span.Events(), s, eventsJSON)
 }
 
-func spanKind(s *payload.Span) ptrace.SpanKind {
-	kind, _ := s.MetaValue("span.kind")
+func spanKind(kind, spanType string) ptrace.SpanKind {
 	switch strings.ToLower(kind) {
 	case "server":
 		return ptrace.SpanKindServer
@@ -361,7 +381,7 @@ func spanKind(s *payload.Span) ptrace.SpanKind {
 	case "internal":
 		return ptrace.SpanKindInternal
 	}
-	switch s.Type {
+	switch spanType {
 	case "web":
 		return ptrace.SpanKindServer
 	case "http":
