@@ -7,8 +7,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,15 +86,6 @@ func ddPlan(service string, n int) ([][]ddSpan, []Span, error) {
 	return chunks, sent, nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // encodeV04 writes the v0.4 msgpack body: an array of traces, each an array of span maps.
 func encodeV04(chunks [][]ddSpan) []byte {
 	b := msgp.AppendArrayHeader(nil, uint32(len(chunks)))
@@ -111,11 +103,11 @@ func encodeV04(chunks [][]ddSpan) []byte {
 			b = msgp.AppendInt64(msgp.AppendString(b, "duration"), s.duration)
 			b = msgp.AppendInt32(msgp.AppendString(b, "error"), s.isError)
 			b = msgp.AppendMapHeader(msgp.AppendString(b, "meta"), uint32(len(s.meta)))
-			for _, k := range sortedKeys(s.meta) {
+			for _, k := range slices.Sorted(maps.Keys(s.meta)) {
 				b = msgp.AppendString(msgp.AppendString(b, k), s.meta[k])
 			}
 			b = msgp.AppendMapHeader(msgp.AppendString(b, "metrics"), uint32(len(s.metrics)))
-			for _, k := range sortedKeys(s.metrics) {
+			for _, k := range slices.Sorted(maps.Keys(s.metrics)) {
 				b = msgp.AppendFloat64(msgp.AppendString(b, k), s.metrics[k])
 			}
 		}
@@ -150,11 +142,11 @@ func encodeV05(chunks [][]ddSpan) []byte {
 			body = msgp.AppendInt64(body, s.duration)
 			body = msgp.AppendInt32(body, s.isError)
 			body = msgp.AppendMapHeader(body, uint32(len(s.meta)))
-			for _, k := range sortedKeys(s.meta) {
+			for _, k := range slices.Sorted(maps.Keys(s.meta)) {
 				body = msgp.AppendUint32(msgp.AppendUint32(body, id(k)), id(s.meta[k]))
 			}
 			body = msgp.AppendMapHeader(body, uint32(len(s.metrics)))
-			for _, k := range sortedKeys(s.metrics) {
+			for _, k := range slices.Sorted(maps.Keys(s.metrics)) {
 				body = msgp.AppendFloat64(msgp.AppendUint32(body, id(k)), s.metrics[k])
 			}
 			body = msgp.AppendUint32(body, id("custom"))

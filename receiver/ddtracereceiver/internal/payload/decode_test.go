@@ -2,7 +2,9 @@ package payload
 
 import (
 	"errors"
+	"maps"
 	"runtime"
+	"slices"
 	"testing"
 
 	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
@@ -259,7 +261,7 @@ func normalize(p Payload) Payload {
 					attrs[a.Key] = a
 				}
 				s.Events[ei].Attributes = nil
-				for _, k := range sortedKeys(attrs) {
+				for _, k := range slices.Sorted(maps.Keys(attrs)) {
 					s.Events[ei].Attributes = append(s.Events[ei].Attributes, attrs[k])
 				}
 			}
@@ -285,25 +287,16 @@ func dedupKF(kfs []KF) []KF {
 	for _, kf := range kfs {
 		m[kf.Key] = kf.Value
 	}
-	var out []KF
-	for _, k := range sortedKeys(m) {
-		out = append(out, KF{k, m[k]})
-	}
-	return out
+	return sortedKFs(m)
 }
 
 func dedupKB(kbs []KB) []KB {
 	m := map[string][]byte{}
 	for _, kb := range kbs {
+		if len(kb.Value) == 0 {
+			kb.Value = nil
+		}
 		m[kb.Key] = kb.Value
 	}
-	var out []KB
-	for _, k := range sortedKeys(m) {
-		v := m[k]
-		if len(v) == 0 {
-			v = nil
-		}
-		out = append(out, KB{k, v})
-	}
-	return out
+	return sortedKBs(m)
 }

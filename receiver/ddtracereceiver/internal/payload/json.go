@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -96,13 +97,7 @@ func DecodeTracesJSON(b []byte) (Payload, error) {
 				Service: js.Service, Name: js.Name, Resource: js.Resource, Type: js.Type,
 				TraceID: js.TraceID.u, SpanID: js.SpanID.u, ParentID: js.ParentID.u,
 				Start: js.Start.v, Duration: js.Duration.v, Error: int32(js.Error.v),
-				Meta: sortedKVs(js.Meta),
-			}
-			for _, k := range sortedKeys(js.Metrics) {
-				s.Metrics = append(s.Metrics, KF{Key: k, Value: js.Metrics[k]})
-			}
-			for _, k := range sortedKeys(js.MetaStruct) {
-				s.MetaStruct = append(s.MetaStruct, KB{Key: k, Value: js.MetaStruct[k]})
+				Meta: sortedKVs(js.Meta), Metrics: sortedKFs(js.Metrics), MetaStruct: sortedKBs(js.MetaStruct),
 			}
 			for _, l := range js.SpanLinks {
 				if l == nil {
@@ -117,22 +112,27 @@ func DecodeTracesJSON(b []byte) (Payload, error) {
 	return p, nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+// sortedKVs, sortedKFs and sortedKBs turn decoded maps into key-sorted slices: map order is
+// random, and the translation must be deterministic.
+func sortedKVs(m map[string]string) []KV {
+	return sortedPairs(m, func(k, v string) KV { return KV{Key: k, Value: v} })
 }
 
-func sortedKVs(m map[string]string) []KV {
+func sortedKFs(m map[string]float64) []KF {
+	return sortedPairs(m, func(k string, v float64) KF { return KF{Key: k, Value: v} })
+}
+
+func sortedKBs(m map[string][]byte) []KB {
+	return sortedPairs(m, func(k string, v []byte) KB { return KB{Key: k, Value: v} })
+}
+
+func sortedPairs[V, P any](m map[string]V, pair func(string, V) P) []P {
 	if len(m) == 0 {
 		return nil
 	}
-	kvs := make([]KV, 0, len(m))
-	for _, k := range sortedKeys(m) {
-		kvs = append(kvs, KV{Key: k, Value: m[k]})
+	out := make([]P, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, pair(k, m[k]))
 	}
-	return kvs
+	return out
 }

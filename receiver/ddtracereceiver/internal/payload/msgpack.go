@@ -400,109 +400,109 @@ func (r *reader) readMetaStruct(b []byte) ([]KB, []byte, error) {
 	return kbs, b, nil
 }
 
-func (r *reader) readLinks(b []byte) ([]Link, []byte, error) {
+// readArray reads an array, calling elem for each element that is not nil (tracers may send nil
+// for an absent link, event or chunk; the agent skips them too).
+func readArray(b []byte, elem func([]byte) ([]byte, error)) ([]byte, error) {
 	n, b, err := arrayHeader(b)
-	if err != nil || n == 0 {
-		return nil, b, err
-	}
-	links := make([]Link, 0, n)
-	for ; n > 0; n-- {
+	for ; err == nil && n > 0; n-- {
 		if msgp.IsNil(b) {
 			b = b[1:]
 			continue
 		}
+		b, err = elem(b)
+	}
+	return b, err
+}
+
+// readMap reads a map, calling field with each key and the bytes at its value; field returns
+// what follows the value. Used for the objects that are not on the per-span hot path.
+func readMap(b []byte, field func(key string, b []byte) ([]byte, error)) ([]byte, error) {
+	n, b, err := mapHeader(b)
+	for ; err == nil && n > 0; n-- {
+		var key []byte
+		if key, b, err = readKey(b); err != nil {
+			break
+		}
+		if b, err = field(string(key), b); err != nil {
+			err = fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	return b, err
+}
+
+func (r *reader) readLinks(b []byte) ([]Link, []byte, error) {
+	var links []Link
+	b, err := readArray(b, func(b []byte) ([]byte, error) {
 		var l Link
-		var fields int
-		if fields, b, err = mapHeader(b); err != nil {
-			return nil, b, err
-		}
-		for ; fields > 0; fields-- {
-			var key []byte
-			if key, b, err = readKey(b); err != nil {
-				return nil, b, err
-			}
-			switch string(key) {
+		b, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
+			switch key {
 			case "trace_id":
-				l.TraceID, b, err = readUint64(b)
+				l.TraceID, rest, err = readUint64(b)
 			case "trace_id_high":
-				l.TraceIDHigh, b, err = readUint64(b)
+				l.TraceIDHigh, rest, err = readUint64(b)
 			case "span_id":
-				l.SpanID, b, err = readUint64(b)
+				l.SpanID, rest, err = readUint64(b)
 			case "attributes":
-				l.Attributes, b, err = r.readKVs(b)
+				l.Attributes, rest, err = r.readKVs(b)
 			case "tracestate":
-				l.Tracestate, b, err = r.readString(b)
+				l.Tracestate, rest, err = r.readString(b)
 			case "flags":
-				l.Flags, b, err = readUint32(b)
+				l.Flags, rest, err = readUint32(b)
 			default:
-				b, err = msgp.Skip(b)
+				rest, err = msgp.Skip(b)
 			}
-			if err != nil {
-				return nil, b, fmt.Errorf("span_links.%s: %w", key, err)
-			}
-		}
+			return rest, err
+		})
 		links = append(links, l)
+		return b, err
+	})
+	if err != nil {
+		return nil, b, fmt.Errorf("span_links: %w", err)
 	}
 	return links, b, nil
 }
 
 func (r *reader) readEvents(b []byte) ([]Event, []byte, error) {
-	n, b, err := arrayHeader(b)
-	if err != nil || n == 0 {
-		return nil, b, err
-	}
-	events := make([]Event, 0, n)
-	for ; n > 0; n-- {
-		if msgp.IsNil(b) {
-			b = b[1:]
-			continue
-		}
+	var events []Event
+	b, err := readArray(b, func(b []byte) ([]byte, error) {
 		var e Event
-		var fields int
-		if fields, b, err = mapHeader(b); err != nil {
-			return nil, b, err
-		}
-		for ; fields > 0; fields-- {
-			var key []byte
-			if key, b, err = readKey(b); err != nil {
-				return nil, b, err
-			}
-			switch string(key) {
+		b, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
+			switch key {
 			case "name":
-				e.Name, b, err = r.readString(b)
+				e.Name, rest, err = r.readString(b)
 			case "time_unix_nano":
-				e.TimeUnixNano, b, err = readUint64(b)
+				e.TimeUnixNano, rest, err = readUint64(b)
 			case "attributes":
-				var attrs int
-				if attrs, b, err = mapHeader(b); err != nil {
-					break
-				}
-				e.Attributes = make([]EventAttribute, 0, attrs)
-				for ; attrs > 0 && err == nil; attrs-- {
-					var k string
-					if k, b, err = r.readString(b); err != nil {
-						break
-					}
+				rest, err = readMap(b, func(key string, b []byte) ([]byte, error) {
 					if msgp.IsNil(b) { // a nil value carries nothing, as in the agent
-						b = b[1:]
-						continue
+						return b[1:], nil
 					}
-					var a EventAttribute
-					if a, b, err = r.readEventValue(b, 0); err == nil {
-						a.Key = k
-						e.Attributes = append(e.Attributes, a)
-					}
-				}
+					a, rest, err := r.readEventValue(b, 0)
+					a.Key = repairKey(key)
+					e.Attributes = append(e.Attributes, a)
+					return rest, err
+				})
 			default:
-				b, err = msgp.Skip(b)
+				rest, err = msgp.Skip(b)
 			}
-			if err != nil {
-				return nil, b, fmt.Errorf("span_events.%s: %w", key, err)
-			}
-		}
+			return rest, err
+		})
 		events = append(events, e)
+		return b, err
+	})
+	if err != nil {
+		return nil, b, fmt.Errorf("span_events: %w", err)
 	}
 	return events, b, nil
+}
+
+// repairKey makes a map key valid UTF-8 (keys are read without the body-string trick, so they
+// are copied once here).
+func repairKey(k string) string {
+	if utf8.ValidString(k) {
+		return k
+	}
+	return repairUTF8([]byte(k))
 }
 
 // maxAttributeDepth bounds array_value nesting: the format has arrays of scalars only, and
@@ -515,68 +515,38 @@ func (r *reader) readEventValue(b []byte, depth int) (EventAttribute, []byte, er
 	if depth > maxAttributeDepth {
 		return a, b, errors.New("span event attribute arrays nested too deeply")
 	}
-	n, b, err := mapHeader(b)
-	if err != nil {
-		return a, b, err
-	}
-	for ; n > 0; n-- {
-		var key []byte
-		if key, b, err = readKey(b); err != nil {
-			return a, b, err
-		}
-		switch string(key) {
+	b, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
+		switch key {
 		case "type":
 			var t int32
-			t, b, err = readInt32(b)
+			t, rest, err = readInt32(b)
 			a.Type = AttributeType(t)
 		case "string_value":
-			a.Str, b, err = r.readString(b)
+			a.Str, rest, err = r.readString(b)
 		case "bool_value":
-			a.Bool, b, err = readBool(b)
+			a.Bool, rest, err = readBool(b)
 		case "int_value":
-			a.Int, b, err = readInt64(b)
+			a.Int, rest, err = readInt64(b)
 		case "double_value":
-			a.Double, b, err = readFloat64(b)
+			a.Double, rest, err = readFloat64(b)
 		case "array_value":
 			if msgp.IsNil(b) {
-				b = b[1:]
-				break
+				return b[1:], nil
 			}
-			var fields int
-			if fields, b, err = mapHeader(b); err != nil {
-				break
-			}
-			for ; fields > 0 && err == nil; fields-- {
-				var k []byte
-				if k, b, err = readKey(b); err != nil {
-					break
+			rest, err = readMap(b, func(key string, b []byte) ([]byte, error) {
+				if key != "values" {
+					return msgp.Skip(b)
 				}
-				if string(k) != "values" {
-					b, err = msgp.Skip(b)
-					continue
-				}
-				var vals int
-				if vals, b, err = arrayHeader(b); err != nil {
-					break
-				}
-				a.Array = make([]EventAttribute, 0, vals)
-				for ; vals > 0 && err == nil; vals-- {
-					if msgp.IsNil(b) {
-						b = b[1:]
-						continue
-					}
-					var v EventAttribute
-					if v, b, err = r.readEventValue(b, depth+1); err == nil {
-						a.Array = append(a.Array, v)
-					}
-				}
-			}
+				return readArray(b, func(b []byte) ([]byte, error) {
+					v, rest, err := r.readEventValue(b, depth+1)
+					a.Array = append(a.Array, v)
+					return rest, err
+				})
+			})
 		default:
-			b, err = msgp.Skip(b)
+			rest, err = msgp.Skip(b)
 		}
-		if err != nil {
-			return a, b, fmt.Errorf("%s: %w", key, err)
-		}
-	}
-	return a, b, nil
+		return rest, err
+	})
+	return a, b, err
 }

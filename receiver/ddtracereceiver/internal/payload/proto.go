@@ -1,7 +1,8 @@
 package payload
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
 )
@@ -36,13 +37,13 @@ func FromTracerPayload(tp *pb.TracerPayload) Payload {
 	p := Payload{
 		ContainerID: tp.ContainerID, LanguageName: tp.LanguageName, LanguageVersion: tp.LanguageVersion,
 		TracerVersion: tp.TracerVersion, RuntimeID: tp.RuntimeID, Env: tp.Env, Hostname: tp.Hostname,
-		AppVersion: tp.AppVersion, Tags: kvsFromMap(tp.Tags),
+		AppVersion: tp.AppVersion, Tags: sortedKVs(tp.Tags),
 	}
 	for _, c := range tp.Chunks {
 		if c == nil {
 			continue
 		}
-		p.Chunks = append(p.Chunks, Chunk{Priority: c.Priority, Origin: c.Origin, Tags: kvsFromMap(c.Tags),
+		p.Chunks = append(p.Chunks, Chunk{Priority: c.Priority, Origin: c.Origin, Tags: sortedKVs(c.Tags),
 			DroppedTrace: c.DroppedTrace, Spans: FromSpans(c.Spans)})
 	}
 	return p
@@ -66,31 +67,20 @@ func FromSpans(spans []*pb.Span) []Span {
 		}
 		sp := Span{Service: s.Service, Name: s.Name, Resource: s.Resource, Type: s.Type, TraceID: s.TraceID,
 			SpanID: s.SpanID, ParentID: s.ParentID, Start: s.Start, Duration: s.Duration, Error: s.Error,
-			Meta: kvsFromMap(s.Meta)}
-		for _, k := range sortedKeys(s.Metrics) {
-			sp.Metrics = append(sp.Metrics, KF{Key: k, Value: s.Metrics[k]})
-		}
-		for _, k := range sortedKeys(s.MetaStruct) {
-			sp.MetaStruct = append(sp.MetaStruct, KB{Key: k, Value: s.MetaStruct[k]})
-		}
+			Meta: sortedKVs(s.Meta), Metrics: sortedKFs(s.Metrics), MetaStruct: sortedKBs(s.MetaStruct)}
 		for _, l := range s.SpanLinks {
 			if l == nil {
 				continue
 			}
 			sp.Links = append(sp.Links, Link{TraceID: l.TraceID, TraceIDHigh: l.TraceIDHigh, SpanID: l.SpanID,
-				Attributes: kvsFromMap(l.Attributes), Tracestate: l.Tracestate, Flags: l.Flags})
+				Attributes: sortedKVs(l.Attributes), Tracestate: l.Tracestate, Flags: l.Flags})
 		}
 		for _, e := range s.SpanEvents {
 			if e == nil {
 				continue
 			}
 			ev := Event{Name: e.Name, TimeUnixNano: e.TimeUnixNano}
-			keys := make([]string, 0, len(e.Attributes))
-			for k := range e.Attributes {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(e.Attributes)) {
 				if v := e.Attributes[k]; v != nil {
 					a := fromAnyValue(v)
 					a.Key = k
@@ -117,4 +107,3 @@ func fromAnyValue(v *pb.AttributeAnyValue) EventAttribute {
 	return a
 }
 
-func kvsFromMap(m map[string]string) []KV { return sortedKVs(m) }

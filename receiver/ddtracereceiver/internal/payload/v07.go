@@ -10,86 +10,65 @@ import (
 func DecodeV07(b []byte) (Payload, error) {
 	r := newReader(b)
 	var p Payload
-	n, b, err := mapHeader(b)
-	if err != nil {
-		return p, err
-	}
-	for ; n > 0; n-- {
-		var key []byte
-		if key, b, err = readKey(b); err != nil {
-			return p, err
-		}
-		switch string(key) {
+	_, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
+		switch key {
 		case "container_id":
-			p.ContainerID, b, err = r.readString(b)
+			p.ContainerID, rest, err = r.readString(b)
 		case "language_name":
-			p.LanguageName, b, err = r.readString(b)
+			p.LanguageName, rest, err = r.readString(b)
 		case "language_version":
-			p.LanguageVersion, b, err = r.readString(b)
+			p.LanguageVersion, rest, err = r.readString(b)
 		case "tracer_version":
-			p.TracerVersion, b, err = r.readString(b)
+			p.TracerVersion, rest, err = r.readString(b)
 		case "runtime_id":
-			p.RuntimeID, b, err = r.readString(b)
+			p.RuntimeID, rest, err = r.readString(b)
 		case "env":
-			p.Env, b, err = r.readString(b)
+			p.Env, rest, err = r.readString(b)
 		case "hostname":
-			p.Hostname, b, err = r.readString(b)
+			p.Hostname, rest, err = r.readString(b)
 		case "app_version":
-			p.AppVersion, b, err = r.readString(b)
+			p.AppVersion, rest, err = r.readString(b)
 		case "tags":
-			p.Tags, b, err = r.readKVs(b)
+			p.Tags, rest, err = r.readKVs(b)
 		case "chunks":
-			p.Chunks, b, err = r.readChunks(b)
+			p.Chunks, rest, err = r.readChunks(b)
 		default:
-			b, err = msgp.Skip(b)
+			rest, err = msgp.Skip(b)
 		}
-		if err != nil {
-			return Payload{}, fmt.Errorf("%s: %w", key, err)
-		}
+		return rest, err
+	})
+	if err != nil {
+		return Payload{}, err
 	}
 	return p, nil
 }
 
 func (r *reader) readChunks(b []byte) ([]Chunk, []byte, error) {
-	n, b, err := arrayHeader(b)
-	if err != nil || n == 0 {
-		return nil, b, err
-	}
-	chunks := make([]Chunk, 0, n)
-	for ; n > 0; n-- {
-		if msgp.IsNil(b) {
-			b = b[1:]
-			continue
-		}
+	var chunks []Chunk
+	b, err := readArray(b, func(b []byte) ([]byte, error) {
 		var c Chunk // an absent priority is 0, as in the agent's protobuf TraceChunk
-		var fields int
-		if fields, b, err = mapHeader(b); err != nil {
-			return nil, b, err
-		}
-		for ; fields > 0; fields-- {
-			var key []byte
-			if key, b, err = readKey(b); err != nil {
-				return nil, b, err
-			}
-			switch string(key) {
+		b, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
+			switch key {
 			case "priority":
-				c.Priority, b, err = readInt32(b)
+				c.Priority, rest, err = readInt32(b)
 			case "origin":
-				c.Origin, b, err = r.readString(b)
+				c.Origin, rest, err = r.readString(b)
 			case "tags":
-				c.Tags, b, err = r.readKVs(b)
+				c.Tags, rest, err = r.readKVs(b)
 			case "dropped_trace":
-				c.DroppedTrace, b, err = readBool(b)
+				c.DroppedTrace, rest, err = readBool(b)
 			case "spans":
-				c.Spans, b, err = r.readSpans(b)
+				c.Spans, rest, err = r.readSpans(b)
 			default:
-				b, err = msgp.Skip(b)
+				rest, err = msgp.Skip(b)
 			}
-			if err != nil {
-				return nil, b, fmt.Errorf("chunk %s: %w", key, err)
-			}
-		}
+			return rest, err
+		})
 		chunks = append(chunks, c)
+		return b, err
+	})
+	if err != nil {
+		return nil, b, fmt.Errorf("chunks: %w", err)
 	}
 	return chunks, b, nil
 }

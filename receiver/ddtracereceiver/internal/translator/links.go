@@ -3,7 +3,10 @@ package translator
 import (
 	"encoding/hex"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -149,7 +152,7 @@ type jsonEvent struct {
 // fillEventsJSON reads the events meta: [{name, time_unix_nano, attributes: {k: scalar or array}}].
 func fillEventsJSON(events ptrace.SpanEventSlice, s string) {
 	var in []jsonEvent
-	dec := json.NewDecoder(stringsReader(s))
+	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	if err := dec.Decode(&in); err != nil {
 		return
@@ -158,7 +161,7 @@ func fillEventsJSON(events ptrace.SpanEventSlice, s string) {
 		ev := events.AppendEmpty()
 		ev.SetName(e.Name)
 		ev.SetTimestamp(pcommon.Timestamp(e.TimeUnixNano))
-		for _, k := range sortedKeys(e.Attributes) {
+		for _, k := range slices.Sorted(maps.Keys(e.Attributes)) {
 			putJSONValue(ev.Attributes().PutEmpty(k), e.Attributes[k], 0)
 		}
 	}
