@@ -1,0 +1,217 @@
+// Command ddgo-send sends traces to a Datadog trace intake (a Datadog Agent, or tracegate's ddtrace
+// receiver) with the real Go tracer, dd-trace-go v2, and prints what it sent as JSON lines, one per
+// span, so a test can look for every span at the other end.
+//
+// Every trace is a server span ("http.request", as dd-trace-go's net/http integration names it) with
+// a client child ("inventory.lookup") that finishes with an error. The process exits non-zero if
+// the tracer logged an error (a payload the intake refused or could not take, an encoding error).
+//
+//	ddgo-send -agent-url http://127.0.0.1:8126 -service shop -traces 5
+//
+// Flags default to DD_TRACE_AGENT_URL and DD_SERVICE. Runtime metrics, telemetry, client-side stats,
+// remote configuration and startup logs are switched off, so the tracer talks to the intake about
+// traces only.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/DataDog/dd-trace-go/v2/ddtrace/ext"
+	"github.com/DataDog/dd-trace-go/v2/ddtrace/tracer"
+)
+
+// SentSpan is one line of output: a span as the program made it. The test-side twin of this type
+// (and of the Node program's output) is in test/e2e/ddtrace_clients_test.go.
+type SentSpan struct {
+	TraceID  string             `json:"trace_id"`  // 128-bit, 32 lowercase hex digits
+	SpanID   string             `json:"span_id"`   // 16 lowercase hex digits
+	ParentID string             `json:"parent_id"` // "" for a root span
+	Name     string             `json:"name"`      // the Datadog operation name
+	Resource string             `json:"resource"`
+	Service  string             `json:"service"`
+	Type     string             `json:"type"`
+	Error    bool               `json:"error"`
+	Meta     map[string]string  `json:"meta"`    // string tags the program set
+	Metrics  map[string]float64 `json:"metrics"` // numeric tags the program set
+}
+
+// logger keeps what the tracer logs, echoes it to stderr and remembers errors.
+type logger struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (l *logger) Log(msg string) {
+	msg = strings.TrimRight(msg, "\n")
+	fmt.Fprintln(os.Stderr, msg)
+	// dd-trace-go prefixes every line with "Datadog Tracer <version> <LEVEL>: ".
+	if strings.Contains(msg, " ERROR: ") {
+		l.mu.Lock()
+		l.errors = append(l.errors, msg)
+		l.mu.Unlock()
+	}
+}
+
+func (l *logger) Errors() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.errors...)
+}
+
+// quietDefaults switches off everything but traces, unless the environment already says otherwise.
+// dd-trace-go reads some of them while its packages initialise (telemetry, for one), before main
+// runs, so main re-executes the program with them set rather than calling os.Setenv.
+var quietDefaults = map[string]string{
+	"DD_TRACE_STARTUP_LOGS":                "false",
+	"DD_RUNTIME_METRICS_ENABLED":           "false",
+	"DD_INSTRUMENTATION_TELEMETRY_ENABLED": "false",
+	"DD_TRACE_STATS_COMPUTATION_ENABLED":   "false",
+	"DD_REMOTE_CONFIGURATION_ENABLED":      "false",
+	"DD_DATA_STREAMS_ENABLED":              "false",
+	"DD_TRACE_SAMPLE_RATE":                 "1",
+}
+
+func main() {
+	applyQuietDefaults()
+	agentURL := flag.String("agent-url", os.Getenv("DD_TRACE_AGENT_URL"), "trace intake URL, e.g. http://127.0.0.1:8126 (default $DD_TRACE_AGENT_URL)")
+	service := flag.String("service", envOr("DD_SERVICE", "ddgo-send"), "service name (default $DD_SERVICE)")
+	traces := flag.Int("traces", 5, "number of traces to send")
+	flag.Parse()
+	if *agentURL == "" {
+		fmt.Fprintln(os.Stderr, "ddgo-send: -agent-url or DD_TRACE_AGENT_URL is required")
+		os.Exit(2)
+	}
+	if *traces < 1 {
+		fmt.Fprintln(os.Stderr, "ddgo-send: -traces must be at least 1")
+		os.Exit(2)
+	}
+	if err := run(*agentURL, *service, *traces); err != nil {
+		fmt.Fprintln(os.Stderr, "ddgo-send:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// applyQuietDefaults re-executes the program with the missing quietDefaults in its environment.
+func applyQuietDefaults() {
+	env := os.Environ()
+	missing := false
+	for k, v := range quietDefaults {
+		if _, set := os.LookupEnv(k); !set {
+			env = append(env, k+"="+v)
+			missing = true
+		}
+	}
+	if !missing {
+		return
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		err = syscall.Exec(exe, os.Args, env)
+	}
+	fmt.Fprintln(os.Stderr, "ddgo-send: re-executing with the tracer's settings:", err)
+	os.Exit(1)
+}
+
+func run(agentURL, service string, traces int) error {
+	log := &logger{}
+	if err := tracer.Start(
+		tracer.WithAgentURL(agentURL),
+		tracer.WithService(service),
+		tracer.WithLogger(log),
+		tracer.WithLogStartup(false),
+		tracer.WithStatsComputation(false),
+		tracer.WithSendRetries(2),
+	); err != nil {
+		return fmt.Errorf("starting the tracer: %w", err)
+	}
+
+	var sent []SentSpan
+	for i := range traces {
+		sent = append(sent, makeTrace(service, i)...)
+	}
+	tracer.Stop() // flushes, and waits for the payload to be sent
+
+	if errs := log.Errors(); len(errs) > 0 {
+		return fmt.Errorf("the tracer logged %d error(s), first: %s", len(errs), errs[0])
+	}
+	enc := json.NewEncoder(os.Stdout)
+	for _, s := range sent {
+		if err := enc.Encode(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeTrace creates, finishes and describes one trace of two spans.
+func makeTrace(service string, i int) []SentSpan {
+	start := time.Now()
+	rootMeta := map[string]string{
+		ext.SpanKind:       ext.SpanKindServer,
+		ext.HTTPMethod:     "GET",
+		ext.HTTPRoute:      "/items/{id}",
+		ext.HTTPCode:       "200",
+		"tracegate.client": "dd-trace-go",
+	}
+	rootMetrics := map[string]float64{"tracegate.test.index": float64(i)}
+	root := tracer.StartSpan("http.request",
+		tracer.ResourceName("GET /items/{id}"),
+		tracer.SpanType(ext.SpanTypeWeb),
+		tracer.StartTime(start),
+		withTags(rootMeta, rootMetrics),
+	)
+
+	childMeta := map[string]string{
+		ext.SpanKind:     ext.SpanKindClient,
+		ext.PeerHostname: "inventory.internal",
+		"inventory.sku":  fmt.Sprintf("sku-%d", i),
+	}
+	childMetrics := map[string]float64{"tracegate.retries": 2, "tracegate.ratio": 0.25}
+	child := tracer.StartSpan("inventory.lookup",
+		tracer.ChildOf(root.Context()),
+		tracer.ResourceName("lookup stock"),
+		tracer.SpanType(ext.SpanTypeHTTP),
+		tracer.StartTime(start.Add(time.Millisecond)),
+		withTags(childMeta, childMetrics),
+	)
+	failure := fmt.Errorf("inventory unavailable for sku-%d", i)
+	child.Finish(tracer.WithError(failure), tracer.FinishTime(start.Add(3*time.Millisecond)))
+	root.Finish(tracer.FinishTime(start.Add(5 * time.Millisecond)))
+	childMeta[ext.ErrorMsg] = failure.Error()
+
+	traceID := root.Context().TraceID()
+	return []SentSpan{
+		{TraceID: traceID, SpanID: hexID(root.Context().SpanID()), Name: "http.request", Resource: "GET /items/{id}",
+			Service: service, Type: ext.SpanTypeWeb, Meta: rootMeta, Metrics: rootMetrics},
+		{TraceID: child.Context().TraceID(), SpanID: hexID(child.Context().SpanID()), ParentID: hexID(root.Context().SpanID()),
+			Name: "inventory.lookup", Resource: "lookup stock", Service: service, Type: ext.SpanTypeHTTP, Error: true,
+			Meta: childMeta, Metrics: childMetrics},
+	}
+}
+
+func withTags(meta map[string]string, metrics map[string]float64) tracer.StartSpanOption {
+	tags := make(map[string]any, len(meta)+len(metrics))
+	for k, v := range meta {
+		tags[k] = v
+	}
+	for k, v := range metrics {
+		tags[k] = v
+	}
+	return tracer.WithTags(tags)
+}
+
+func hexID(id uint64) string { return fmt.Sprintf("%016x", id) }

@@ -1,0 +1,170 @@
+'use strict'
+
+// send.js sends traces to a Datadog trace intake (a Datadog Agent, or tracegate's ddtrace receiver)
+// with the real Node.js tracer, dd-trace, and prints what it sent as JSON lines, one per span, in
+// the format of test/ddclients/cmd/ddgo-send, so a test can look for every span at the other end.
+//
+// Every trace is a server span ("http.request", as dd-trace's http plugin names it) with a client
+// child ("inventory.lookup") that finishes with an error.
+//
+//   DD_TRACE_AGENT_URL=http://127.0.0.1:8126 DD_TRACE_AGENT_PROTOCOL_VERSION=0.5 \
+//     node send.js --service shop --traces 5
+//
+// The tracer sends its payload when the process is about to exit (its beforeExit handler), as in
+// any short-lived program. The process exits non-zero if the tracer logged an error, or if no
+// payload was answered by the intake.
+//
+// One error is tolerated unless --strict is given: with an agent URL, dd-trace sends its DogStatsD
+// client's own metrics to <url>/dogstatsd/v2/proxy when it exits, logs an error when that is a 404
+// (tracegate does not serve it yet) and falls back to UDP. The tolerated errors are still printed.
+// DDJS_SEND_DEBUG=1 echoes the tracer's debug log to stderr.
+
+const { parseArgs } = require('node:util')
+
+const { values: args } = parseArgs({
+  options: {
+    'agent-url': { type: 'string', default: process.env.DD_TRACE_AGENT_URL || '' },
+    service: { type: 'string', default: process.env.DD_SERVICE || 'ddjs-send' },
+    traces: { type: 'string', default: '5' },
+    strict: { type: 'boolean', default: false },
+  },
+})
+const traces = Number.parseInt(args.traces, 10)
+if (!args['agent-url']) {
+  console.error('send.js: --agent-url or DD_TRACE_AGENT_URL is required')
+  process.exit(2)
+}
+if (!(traces >= 1)) {
+  console.error('send.js: --traces must be at least 1')
+  process.exit(2)
+}
+
+// Everything but traces off, unless the environment already says otherwise.
+const quietDefaults = {
+  DD_TRACE_STARTUP_LOGS: 'false',
+  DD_RUNTIME_METRICS_ENABLED: 'false',
+  DD_INSTRUMENTATION_TELEMETRY_ENABLED: 'false',
+  DD_TRACE_STATS_COMPUTATION_ENABLED: 'false',
+  DD_REMOTE_CONFIGURATION_ENABLED: 'false',
+  DD_DATA_STREAMS_ENABLED: 'false',
+  DD_TRACE_SAMPLE_RATE: '1',
+}
+for (const [k, v] of Object.entries(quietDefaults)) {
+  if (process.env[k] === undefined) process.env[k] = v
+}
+// The tracer logs only in debug mode, and this program sees its errors and the intake's answers only
+// through its log: the logger below keeps the debug lines to itself and echoes warnings and errors.
+process.env.DD_TRACE_DEBUG = 'true'
+process.env.DD_TRACE_LOG_LEVEL = 'debug'
+
+const errors = []
+let responses = 0
+const debug = process.env.DDJS_SEND_DEBUG === '1'
+const text = (m) => (m instanceof Error ? (m.stack || m.message) : String(m))
+const tolerated = (m) => !args.strict && m.includes('/dogstatsd/v2/proxy: 404')
+const logger = {
+  debug: (m) => {
+    if (text(m).startsWith('Response from the agent')) responses++
+    if (debug) console.error('dd-trace DEBUG:', text(m))
+  },
+  info: (m) => {
+    if (debug) console.error('dd-trace INFO:', text(m))
+  },
+  warn: (m) => console.error('dd-trace WARN:', text(m)),
+  error: (m) => {
+    const msg = text(m)
+    if (tolerated(msg)) {
+      console.error('dd-trace ERROR (tolerated, see send.js):', msg.split('\n')[0])
+      return
+    }
+    errors.push(msg)
+    console.error('dd-trace ERROR:', msg)
+  },
+}
+
+const tracer = require('dd-trace').init({
+  url: args['agent-url'],
+  service: args.service,
+  logger,
+  plugins: false,
+  startupLogs: false,
+  runtimeMetrics: false,
+})
+
+process.on('exit', (code) => {
+  if (code !== 0) return
+  if (errors.length > 0) {
+    console.error(`send.js: the tracer logged ${errors.length} error(s), first: ${errors[0]}`)
+    process.exitCode = 1
+  } else if (responses === 0) {
+    console.error('send.js: the intake answered no trace payload')
+    process.exitCode = 1
+  }
+})
+
+function makeTrace (i) {
+  const start = Date.now()
+  const rootMeta = {
+    'span.kind': 'server',
+    'http.method': 'GET',
+    'http.route': '/items/{id}',
+    'http.status_code': '200',
+    'tracegate.client': 'dd-trace-js',
+  }
+  const rootMetrics = { 'tracegate.test.index': i }
+  const root = tracer.startSpan('http.request', {
+    startTime: start,
+    tags: { ...rootMeta, ...rootMetrics, 'resource.name': 'GET /items/{id}', 'span.type': 'web' },
+  })
+
+  const childMeta = {
+    'span.kind': 'client',
+    'peer.hostname': 'inventory.internal',
+    'inventory.sku': `sku-${i}`,
+  }
+  const childMetrics = { 'tracegate.retries': 2, 'tracegate.ratio': 0.25 }
+  const child = tracer.startSpan('inventory.lookup', {
+    childOf: root,
+    startTime: start + 1,
+    tags: { ...childMeta, ...childMetrics, 'resource.name': 'lookup stock', 'span.type': 'http' },
+  })
+  const failure = new Error(`inventory unavailable for sku-${i}`)
+  child.setTag('error', failure)
+  child.finish(start + 3)
+  root.finish(start + 5)
+  childMeta['error.message'] = failure.message
+
+  const rootID = root.context().toSpanId(true)
+  return [
+    {
+      trace_id: root.context().toTraceId(true),
+      span_id: rootID,
+      parent_id: '',
+      name: 'http.request',
+      resource: 'GET /items/{id}',
+      service: args.service,
+      type: 'web',
+      error: false,
+      meta: rootMeta,
+      metrics: rootMetrics,
+    },
+    {
+      trace_id: child.context().toTraceId(true),
+      span_id: child.context().toSpanId(true),
+      parent_id: rootID,
+      name: 'inventory.lookup',
+      resource: 'lookup stock',
+      service: args.service,
+      type: 'http',
+      error: true,
+      meta: childMeta,
+      metrics: childMetrics,
+    },
+  ]
+}
+
+const lines = []
+for (let i = 0; i < traces; i++) {
+  for (const s of makeTrace(i)) lines.push(JSON.stringify(s))
+}
+process.stdout.write(lines.join('\n') + '\n')
