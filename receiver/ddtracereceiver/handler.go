@@ -103,23 +103,28 @@ func (r *ddReceiver) handler() http.Handler {
 	} {
 		mux.Handle(path, r.tracesHandler(ep))
 	}
-	services := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.agentHeaders(w)
-		drain(req.Body)
-		_, _ = w.Write(okBody)
-	})
-	mux.Handle("/v0.3/services", services)
-	mux.Handle("/v0.4/services", services)
+	// Routes whose body tracegate does not store: legacy service lists, instrumentation telemetry
+	// (the agent proxies it to Datadog) and DogStatsD over HTTP (dd-trace-js posts its own metrics
+	// there at exit, whatever /info says). They are drained, answered as the agent does and counted
+	// in the requests metric, so tracers do not log errors.
+	discard := func(name string, status int, body []byte) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			r.agentHeaders(w)
+			drain(req.Body)
+			w.WriteHeader(status)
+			_, _ = w.Write(body)
+			r.telemetry.ReceiverDdtraceRequests.Add(req.Context(), 1, metric.WithAttributes(
+				attribute.String("endpoint", name), attribute.Int("http.response.status_code", status)))
+		})
+	}
+	mux.Handle("/v0.3/services", discard("v0.3-services", http.StatusOK, okBody))
+	mux.Handle("/v0.4/services", discard("v0.4-services", http.StatusOK, okBody))
+	mux.Handle("/telemetry/proxy/", discard("telemetry", http.StatusAccepted, nil))
+	mux.Handle("/dogstatsd/v1/proxy", discard("dogstatsd", http.StatusOK, nil))
+	mux.Handle("/dogstatsd/v2/proxy", discard("dogstatsd", http.StatusOK, nil))
 	mux.HandleFunc("/info", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(r.info)
-	})
-	// Instrumentation telemetry would be proxied to Datadog by the agent; tracegate accepts and
-	// discards it so tracers do not log errors.
-	mux.HandleFunc("/telemetry/proxy/", func(w http.ResponseWriter, req *http.Request) {
-		r.agentHeaders(w)
-		drain(req.Body)
-		w.WriteHeader(http.StatusAccepted)
 	})
 	return mux
 }

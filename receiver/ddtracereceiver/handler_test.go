@@ -98,6 +98,7 @@ func TestRoutes(t *testing.T) {
 		{"services v0.3", "PUT", "/v0.3/services", []byte("{}"), nil, 200, "OK\n", true},
 		{"services v0.4", "PUT", "/v0.4/services", []byte("{}"), nil, 200, "OK\n", true},
 		{"telemetry discarded", "POST", "/telemetry/proxy/api/v2/apmtelemetry", []byte(`{"x":1}`), nil, 202, "", true},
+		{"dogstatsd over http discarded", "POST", "/dogstatsd/v2/proxy", []byte("m:1|c"), nil, 200, "", true},
 		{"unknown version", "PUT", "/v9/traces", v04Body("g", 1, 1), nil, 404, "404 page not found\n", false},
 		{"stats not offered", "PUT", "/v0.6/stats", []byte{0x80}, nil, 404, "404 page not found\n", false},
 	} {

@@ -14,9 +14,8 @@
 // any short-lived program. The process exits non-zero if the tracer logged an error, or if no
 // payload was answered by the intake.
 //
-// One error is tolerated unless --strict is given: with an agent URL, dd-trace sends its DogStatsD
-// client's own metrics to <url>/dogstatsd/v2/proxy when it exits, logs an error when that is a 404
-// (tracegate does not serve it yet) and falls back to UDP. The tolerated errors are still printed.
+// With an agent URL, dd-trace also posts its DogStatsD client's own metrics to
+// <url>/dogstatsd/v2/proxy when it exits; tracegate accepts and discards them, so that is no error.
 // DDJS_SEND_DEBUG=1 echoes the tracer's debug log to stderr.
 
 const { parseArgs } = require('node:util')
@@ -26,7 +25,6 @@ const { values: args } = parseArgs({
     'agent-url': { type: 'string', default: process.env.DD_TRACE_AGENT_URL || '' },
     service: { type: 'string', default: process.env.DD_SERVICE || 'ddjs-send' },
     traces: { type: 'string', default: '5' },
-    strict: { type: 'boolean', default: false },
   },
 })
 const traces = Number.parseInt(args.traces, 10)
@@ -61,7 +59,6 @@ const errors = []
 let responses = 0
 const debug = process.env.DDJS_SEND_DEBUG === '1'
 const text = (m) => (m instanceof Error ? (m.stack || m.message) : String(m))
-const tolerated = (m) => !args.strict && m.includes('/dogstatsd/v2/proxy: 404')
 const logger = {
   debug: (m) => {
     if (text(m).startsWith('Response from the agent')) responses++
@@ -73,10 +70,6 @@ const logger = {
   warn: (m) => console.error('dd-trace WARN:', text(m)),
   error: (m) => {
     const msg = text(m)
-    if (tolerated(msg)) {
-      console.error('dd-trace ERROR (tolerated, see send.js):', msg.split('\n')[0])
-      return
-    }
     errors.push(msg)
     console.error('dd-trace ERROR:', msg)
   },

@@ -409,6 +409,10 @@ func (t *Translator) setStatus(span ptrace.Span, s *payload.Span) {
 	if !hasStack {
 		stack, hasStack = s.MetaValue("error.stacktrace")
 	}
+	if !hasStack {
+		// dd-trace-go v2 sends where the error was handled when the error carries no stack.
+		stack, hasStack = s.MetaValue("error.handling_stack")
+	}
 	span.Status().SetMessage(msg)
 	if !hasMsg && !hasType && !hasStack {
 		return
