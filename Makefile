@@ -34,10 +34,11 @@ check-generated: generate ## fail when generated code (cmd/tracegate, internal/m
 	@test -z "$$(git status --porcelain --untracked-files=all -- $(GENERATED) | grep -v '^?? cmd/tracegate/tracegate$$')" || \
 		{ git status --porcelain -- $(GENERATED); echo "uncommitted generated files"; exit 1; }
 
-lint: ## gofmt (our code; generated cmd/tracegate excluded), go vet (both modules)
+lint: ## gofmt (our code; generated cmd/tracegate excluded), go vet (all three modules)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^cmd/tracegate/')); test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	$(GO) vet $(PKGS)
 	cd cmd/tracegate && $(GO) vet ./...
+	cd test/ddclients && $(GO) vet ./...
 
 validate-configs: build ## validate every file in configs/ with the built binary
 	@for c in $(CONFIGS); do ./$(BINARY) validate --config $$c && echo "valid: $$c" || exit 1; done

@@ -106,4 +106,3 @@ func fromAnyValue(v *pb.AttributeAnyValue) EventAttribute {
 	}
 	return a
 }
-
