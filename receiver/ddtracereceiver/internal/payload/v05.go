@@ -41,7 +41,7 @@ func DecodeV05(b []byte) (Payload, error) {
 		}
 		p.Chunks[i].Spans = make([]Span, spans)
 		for j := range p.Chunks[i].Spans {
-			if b, err = readV05Span(b, dict, &p.Chunks[i].Spans[j]); err != nil {
+			if b, err = r.readV05Span(b, dict, &p.Chunks[i].Spans[j]); err != nil {
 				return Payload{}, fmt.Errorf("trace %d span %d: %w", i, j, err)
 			}
 		}
@@ -60,7 +60,7 @@ func dictString(b []byte, dict []string) (string, []byte, error) {
 	return dict[i], rest, nil
 }
 
-func readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
+func (r *reader) readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
 	n, b, err := arrayHeader(b)
 	if err != nil {
 		return b, err
@@ -100,7 +100,7 @@ func readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
 		return b, fmt.Errorf("meta: %w", err)
 	}
 	if m > 0 {
-		s.Meta = make([]KV, m)
+		s.Meta = r.kvSlice(m)
 		for i := range s.Meta {
 			if s.Meta[i].Key, b, err = dictString(b, dict); err != nil {
 				return b, fmt.Errorf("meta key: %w", err)
@@ -114,7 +114,7 @@ func readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
 		return b, fmt.Errorf("metrics: %w", err)
 	}
 	if m > 0 {
-		s.Metrics = make([]KF, m)
+		s.Metrics = r.kfSlice(m)
 		for i := range s.Metrics {
 			if s.Metrics[i].Key, b, err = dictString(b, dict); err != nil {
 				return b, fmt.Errorf("metrics key: %w", err)

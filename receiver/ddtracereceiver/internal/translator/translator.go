@@ -69,13 +69,11 @@ func New(opts Options) *Translator {
 type resourceKey struct {
 	service, env, version, host, container string
 	pid                                    int64
+	lang, langVersion, tracerVersion       string // from the payload or headers: one per payload
 }
 
 type group struct {
 	key   resourceKey
-	lang  string
-	langV string
-	trace string
 	tags  []payload.KV
 	spans ptrace.SpanSlice
 }
@@ -85,6 +83,8 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 	res := Result{Traces: ptrace.NewTraces()}
 	groups := map[resourceKey]*group{}
 	var order []*group
+	var last *group // spans of one resource usually come together: skip the map then
+	ids := newDecimalIDs(payloads)
 	for pi := range payloads {
 		p := &payloads[pi]
 		lang, langV, tracerV := firstNonEmpty(h.Lang, p.LanguageName), firstNonEmpty(h.LangVersion, p.LanguageVersion), firstNonEmpty(h.TracerVersion, p.TracerVersion)
@@ -105,14 +105,19 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 				}
 				info := scanSpan(s)
 				key := resourceKeyOf(&info, s, p, container)
-				g := groups[key]
-				if g == nil {
-					g = &group{key: key, lang: lang, langV: langV, trace: tracerV, tags: p.Tags, spans: ptrace.NewSpanSlice()}
-					groups[key] = g
-					order = append(order, g)
+				key.lang, key.langVersion, key.tracerVersion = lang, langV, tracerV
+				g := last
+				if g == nil || g.key != key {
+					if g = groups[key]; g == nil {
+						g = &group{key: key, tags: p.Tags, spans: ptrace.NewSpanSlice()}
+						groups[key] = g
+						order = append(order, g)
+					}
+					last = g
 				}
 				span := g.spans.AppendEmpty()
-				t.fillSpan(span, s, &info, high)
+				spanDec, traceDec := ids.next()
+				t.fillSpan(span, s, &info, high, spanDec, traceDec)
 				if hasPriority && si == prioritySpan {
 					span.Attributes().PutInt("sampling.priority", priority)
 				}
@@ -135,7 +140,7 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 		ss := rs.ScopeSpans().AppendEmpty()
 		ss.SetSchemaUrl(SchemaURL)
 		ss.Scope().SetName(ScopeName)
-		ss.Scope().SetVersion(g.trace)
+		ss.Scope().SetVersion(g.key.tracerVersion)
 		g.spans.MoveAndAppendTo(ss.Spans())
 	}
 	return res
@@ -204,15 +209,15 @@ func fillResource(attrs pcommon.Map, g *group) {
 		attrs.PutInt("process.pid", g.key.pid)
 	}
 	attrs.PutStr("telemetry.sdk.name", "Datadog")
-	lang := g.lang
+	lang := g.key.lang
 	if lang == ".NET" {
 		lang = "dotnet"
 	}
 	putIfSet(attrs, "telemetry.sdk.language", lang)
-	if g.trace != "" {
-		attrs.PutStr("telemetry.sdk.version", "Datadog-"+g.trace)
+	if g.key.tracerVersion != "" {
+		attrs.PutStr("telemetry.sdk.version", "Datadog-"+g.key.tracerVersion)
 	}
-	putIfSet(attrs, "process.runtime.version", g.langV)
+	putIfSet(attrs, "process.runtime.version", g.key.langVersion)
 }
 
 func putIfSet(m pcommon.Map, k, v string) {
@@ -298,7 +303,7 @@ func spanID(id uint64) pcommon.SpanID {
 }
 
 // fillSpan writes one span.
-func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64) {
+func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64, spanDec, traceDec string) {
 	span.SetTraceID(traceID(high, s.TraceID))
 	span.SetSpanID(spanID(s.SpanID))
 	if s.ParentID != 0 {
@@ -315,8 +320,8 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo,
 		resource = s.Name // the agent's normalizer does the same
 	}
 	attrs.PutStr("dd.span.Resource", resource)
-	attrs.PutStr("datadog.span.id", strconv.FormatUint(s.SpanID, 10))
-	attrs.PutStr("datadog.trace.id", strconv.FormatUint(s.TraceID, 10))
+	attrs.PutStr("datadog.span.id", spanDec)
+	attrs.PutStr("datadog.trace.id", traceDec)
 
 	var linksJSON, eventsJSON string
 	for _, kv := range s.Meta {
@@ -432,4 +437,48 @@ func (t *Translator) setStatus(span ptrace.Span, s *payload.Span) {
 	if hasStack {
 		ev.Attributes().PutStr("exception.stacktrace", stack)
 	}
+}
+
+// decimalIDs holds the decimal span and trace ids of every span of a request, in order, cut from
+// one string: the datadog.span.id and datadog.trace.id attributes would otherwise cost two
+// allocations per span.
+type decimalIDs struct {
+	all  string
+	ends []int // per span: end of its span id, end of its trace id
+	pos  int
+}
+
+func newDecimalIDs(payloads []payload.Payload) *decimalIDs {
+	n := 0
+	for i := range payloads {
+		n += payloads[i].SpanCount()
+	}
+	buf := make([]byte, 0, n*24)
+	d := &decimalIDs{ends: make([]int, 0, 2*n)}
+	for i := range payloads {
+		for _, c := range payloads[i].Chunks {
+			for j := range c.Spans {
+				if c.Spans[j].TraceID == 0 || c.Spans[j].SpanID == 0 {
+					continue // dropped before translation
+				}
+				buf = strconv.AppendUint(buf, c.Spans[j].SpanID, 10)
+				d.ends = append(d.ends, len(buf))
+				buf = strconv.AppendUint(buf, c.Spans[j].TraceID, 10)
+				d.ends = append(d.ends, len(buf))
+			}
+		}
+	}
+	d.all = string(buf)
+	return d
+}
+
+// next returns the next span's decimal span id and trace id.
+func (d *decimalIDs) next() (spanDec, traceDec string) {
+	start := 0
+	if d.pos > 0 {
+		start = d.ends[d.pos-1]
+	}
+	spanEnd, traceEnd := d.ends[d.pos], d.ends[d.pos+1]
+	d.pos += 2
+	return d.all[start:spanEnd], d.all[spanEnd:traceEnd]
 }
