@@ -1,0 +1,199 @@
+{{/* Chart name, truncated to 63 characters (DNS label). */}}
+{{- define "tracegate.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: the release name, prefixed with the chart name unless it already holds it. */}}
+{{- define "tracegate.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "tracegate.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride }}
+{{- end }}
+
+{{- define "tracegate.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "tracegate.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tracegate.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "tracegate.labels" -}}
+helm.sh/chart: {{ include "tracegate.chart" . }}
+{{ include "tracegate.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/component: {{ include "tracegate.component" . }}
+{{- with .Values.additionalLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "tracegate.component" -}}
+{{- if eq .Values.mode "daemonset" }}agent{{ else }}gateway{{ end }}
+{{- end }}
+
+{{- define "tracegate.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "tracegate.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "tracegate.configName" -}}
+{{- if .Values.configMap.create }}
+{{- include "tracegate.fullname" . }}
+{{- else }}
+{{- .Values.configMap.existingName }}
+{{- end }}
+{{- end }}
+
+{{- define "tracegate.esSecretName" -}}
+{{- printf "%s-elasticsearch" (include "tracegate.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* "true" when the chart creates the Elasticsearch credentials Secret from literal values. */}}
+{{- define "tracegate.createEsSecret" -}}
+{{- $es := .Values.elasticsearch }}
+{{- if or $es.apiKey $es.username $es.password }}true{{ end }}
+{{- end }}
+
+{{/* "true" when the effective config gives the buffer processor a disk log. */}}
+{{- define "tracegate.bufferStorageEnabled" -}}
+{{- $buffer := dig "processors" "buffer" dict (.Values.config | default dict) }}
+{{- if and (kindIs "map" $buffer) (get $buffer "storage") }}true{{ end }}
+{{- end }}
+
+{{/*
+A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer string.
+*/}}
+{{- define "tracegate.quantityToBytes" -}}
+{{- $q := toString . }}
+{{- $units := dict "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 }}
+{{- $bytes := "" }}
+{{- range $suffix, $mult := $units }}
+{{- if and (not $bytes) (hasSuffix $suffix $q) (regexMatch "^[0-9.]+$" (trimSuffix $suffix $q)) }}
+{{- $bytes = mulf (trimSuffix $suffix $q | float64) $mult | floor | int64 | toString }}
+{{- end }}
+{{- end }}
+{{- if and (not $bytes) (regexMatch "^[0-9]+$" $q) }}
+{{- $bytes = $q }}
+{{- end }}
+{{- if not $bytes }}
+{{- fail (printf "resources.limits.memory %q: use a plain number of bytes or a Ki/Mi/Gi/Ti/k/M/G/T suffix (or set useGOMEMLIMIT: false)" $q) }}
+{{- end }}
+{{- $bytes }}
+{{- end }}
+
+{{/* GOMEMLIMIT: 80% of the memory limit, in MiB (the Go runtime's own syntax). */}}
+{{- define "tracegate.gomemlimit" -}}
+{{- $bytes := include "tracegate.quantityToBytes" . | float64 }}
+{{- printf "%dMiB" (divf (mulf $bytes 0.8) 1048576 | floor | int64) }}
+{{- end }}
+
+{{/* Checks of the values that the schema cannot express; fail with a message saying what to do. */}}
+{{- define "tracegate.validate" -}}
+{{- $mode := .Values.mode }}
+{{- if not (has $mode (list "deployment" "daemonset" "statefulset")) }}
+{{- fail (printf "mode %q: use deployment, daemonset or statefulset" $mode) }}
+{{- end }}
+{{- if and (not .Values.configMap.create) (not .Values.configMap.existingName) }}
+{{- fail "configMap.create is false: set configMap.existingName to a ConfigMap with a config.yaml key" }}
+{{- end }}
+{{- /* The buffer's disk log must live on a volume. */}}
+{{- if include "tracegate.bufferStorageEnabled" . }}
+{{- $vol := .Values.bufferStorage.volumeName }}
+{{- $inClaims := false }}
+{{- range .Values.statefulset.volumeClaimTemplates }}
+{{- if eq (dig "metadata" "name" "" .) $vol }}{{ $inClaims = true }}{{ end }}
+{{- end }}
+{{- $extra := dict }}
+{{- range .Values.extraVolumes }}
+{{- if eq .name $vol }}{{ $extra = . }}{{ end }}
+{{- end }}
+{{- if eq $mode "statefulset" }}
+{{- if not $inClaims }}
+{{- fail (printf "config.processors.buffer.storage is set (the buffer's disk log) but has no persistent volume: add a statefulset.volumeClaimTemplates entry named %q (bufferStorage.volumeName), or remove config.processors.buffer.storage for a memory-only buffer" $vol) }}
+{{- end }}
+{{- if $extra }}
+{{- fail (printf "volume %q is both in statefulset.volumeClaimTemplates and extraVolumes: keep the claim template only" $vol) }}
+{{- end }}
+{{- else }}
+{{- if not $extra }}
+{{- fail (printf "config.processors.buffer.storage is set (the buffer's disk log) but has no volume in %s mode: use mode statefulset with a statefulset.volumeClaimTemplates entry named %q for a persistent buffer, or add an extraVolumes entry named %q (emptyDir; in daemonset mode also hostPath), or remove config.processors.buffer.storage" $mode $vol $vol) }}
+{{- end }}
+{{- if $extra.persistentVolumeClaim }}
+{{- fail (printf "extraVolumes %q is a persistentVolumeClaim shared by every pod of the %s, but the buffer needs one directory per pod (flock): use mode statefulset with statefulset.volumeClaimTemplates" $vol $mode) }}
+{{- end }}
+{{- if and $extra.hostPath (eq $mode "deployment") }}
+{{- fail (printf "extraVolumes %q is a hostPath in deployment mode: two pods on one node would share the buffer directory (flock); use mode statefulset, or daemonset for a hostPath per node" $vol) }}
+{{- end }}
+{{- end }}
+{{- $dir := toString (dig "processors" "buffer" "storage" "directory" "" .Values.config) }}
+{{- if not (or (contains "TRACEGATE_BUFFER_DIR" $dir) (hasPrefix .Values.bufferStorage.mountPath $dir)) }}
+{{- fail (printf "config.processors.buffer.storage.directory %q is not on the buffer volume: use ${env:TRACEGATE_BUFFER_DIR} (set to bufferStorage.mountPath %q)" $dir .Values.bufferStorage.mountPath) }}
+{{- end }}
+{{- end }}
+{{- /* Autoscaling. */}}
+{{- if .Values.autoscaling.enabled }}
+{{- if eq $mode "daemonset" }}
+{{- fail "autoscaling.enabled: a daemonset runs one pod per node and cannot be autoscaled; use mode deployment or statefulset" }}
+{{- end }}
+{{- if and .Values.autoscaling.targetCPUUtilizationPercentage (not (dig "requests" "cpu" "" (.Values.resources | default dict))) }}
+{{- fail "autoscaling.targetCPUUtilizationPercentage needs resources.requests.cpu (utilization is measured against the request)" }}
+{{- end }}
+{{- if and .Values.autoscaling.targetMemoryUtilizationPercentage (not (dig "requests" "memory" "" (.Values.resources | default dict))) }}
+{{- fail "autoscaling.targetMemoryUtilizationPercentage needs resources.requests.memory (utilization is measured against the request)" }}
+{{- end }}
+{{- if not (or .Values.autoscaling.targetCPUUtilizationPercentage .Values.autoscaling.targetMemoryUtilizationPercentage) }}
+{{- fail "autoscaling.enabled: set targetCPUUtilizationPercentage and/or targetMemoryUtilizationPercentage" }}
+{{- end }}
+{{- end }}
+{{- /* Elasticsearch. */}}
+{{- $es := .Values.elasticsearch }}
+{{- if and $es.existingSecret.name (include "tracegate.createEsSecret" .) }}
+{{- fail "elasticsearch: set either existingSecret.name or literal apiKey/username/password, not both" }}
+{{- end }}
+{{- if and $es.apiKey (or $es.username $es.password) }}
+{{- fail "elasticsearch: set either apiKey or username/password, not both" }}
+{{- end }}
+{{- if and (or $es.username $es.password) (not (and $es.username $es.password)) }}
+{{- fail "elasticsearch: username and password go together" }}
+{{- end }}
+{{- if and $es.existingSecret.urlKey (not $es.existingSecret.name) }}
+{{- fail "elasticsearch.existingSecret.urlKey needs elasticsearch.existingSecret.name" }}
+{{- end }}
+{{- if and $es.existingSecret.urlKey $es.endpoints }}
+{{- fail "elasticsearch: set either endpoints or existingSecret.urlKey, not both" }}
+{{- end }}
+{{- if and .Values.serviceMonitor.enabled (not .Values.ports.metrics.enabled) }}
+{{- fail "serviceMonitor.enabled needs ports.metrics.enabled" }}
+{{- end }}
+{{- end }}
+
+{{/* Container ports of the enabled ports; hostPort in daemonset mode only. */}}
+{{- define "tracegate.containerPorts" -}}
+{{- range $name, $port := .Values.ports }}
+{{- if $port.enabled }}
+- name: {{ $name }}
+  containerPort: {{ $port.containerPort }}
+  protocol: {{ $port.protocol | default "TCP" }}
+  {{- if and $port.hostPort (eq $.Values.mode "daemonset") }}
+  hostPort: {{ $port.hostPort }}
+  {{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
