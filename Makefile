@@ -39,6 +39,7 @@ lint: ## gofmt (our code; generated cmd/tracegate excluded), go vet (all three m
 	$(GO) vet $(PKGS)
 	cd cmd/tracegate && $(GO) vet ./...
 	cd test/ddclients && $(GO) vet ./...
+	cd test/helm && $(GO) vet ./...
 
 validate-configs: build ## validate every file in configs/ with the built binary
 	@for c in $(CONFIGS); do ./$(BINARY) validate --config $$c && echo "valid: $$c" || exit 1; done
@@ -49,12 +50,27 @@ unit-test: ## unit tests of our packages (race detector on)
 e2e-test: build ## end-to-end tests through bin/tracegate and the Elasticsearch stand-in
 	$(GO) test $(TEST_FLAGS) ./test/e2e/...
 
+.PHONY: helm-test helm-lint helm-examples docker
+# The chart's tests live in test/helm, a module of its own (Helm and k8s.io/api stay out of go.mod).
+helm-test: build ## Helm chart: lint --strict, examples vs committed rendered manifests, strict k8s decoding, tracegate validate
+	cd test/helm && $(GO) test $(TEST_FLAGS) ./...
+
+helm-lint: ## helm lint --strict of charts/tracegate with its defaults and every example's values
+	cd test/helm && $(GO) test $(TEST_FLAGS) -run '^TestLint$$' ./...
+
+helm-examples: build ## regenerate charts/tracegate/examples/*/rendered from the chart
+	cd test/helm && $(GO) test $(TEST_FLAGS) -run '^TestExamples$$' ./... -update
+
+IMAGE ?= tracegate/tracegate:$(VERSION)
+docker: ## build the container image $(IMAGE) (multi-stage Dockerfile; needs a Docker engine)
+	docker build -t $(IMAGE) .
+
 fuzz: ## run every fuzz test for FUZZTIME each (default 5s)
 	@for p in $$($(GO) list $(PKGS)); do \
 		for f in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
 			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-5s} $$p || exit 1; done; done
 
-test: lint check-generated validate-configs unit-test fuzz e2e-test ## everything CI runs
+test: lint check-generated validate-configs unit-test fuzz e2e-test helm-test ## everything CI runs
 
 demo: build ## stand-in + tracegate on the standard ports, traces over every protocol, counts per protocol
 	$(GO) run ./cmd/tracegate-demo

@@ -163,6 +163,18 @@ func requireBinary(t *testing.T) string {
 	return abs
 }
 
+// TestLint is `helm lint --strict` of the chart with its defaults and with every example's values.
+func TestLint(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) { lintStrict(t, map[string]any{}) })
+	for _, name := range exampleCases(t) {
+		t.Run(name, func(t *testing.T) {
+			// Helm's coalescing edits the values it is given (a null removes the key): every
+			// use reads its own copy, as separate helm commands would.
+			lintStrict(t, readValues(t, filepath.Join(examplesDir, name, "values.yaml")))
+		})
+	}
+}
+
 // TestExamples renders every examples/<case>/values.yaml, compares the result with
 // examples/<case>/rendered (go test -run TestExamples -update regenerates it), decodes every
 // object strictly and validates the rendered tracegate config with bin/tracegate.
@@ -171,11 +183,7 @@ func TestExamples(t *testing.T) {
 	for _, name := range exampleCases(t) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(examplesDir, name)
-			// Helm's coalescing edits the values it is given (a null removes the key), so
-			// lint and render each read their own copy, as two helm commands would.
-			valuesFile := filepath.Join(dir, "values.yaml")
-			lintStrict(t, readValues(t, valuesFile))
-			out, err := render(t, readValues(t, valuesFile))
+			out, err := render(t, readValues(t, filepath.Join(dir, "values.yaml")))
 			if err != nil {
 				t.Fatalf("render: %v", err)
 			}

@@ -1,0 +1,343 @@
+package helm
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// values parses a YAML overlay for the chart's values.
+func values(t *testing.T, y string) map[string]any {
+	t.Helper()
+	v := map[string]any{}
+	if err := yaml.Unmarshal([]byte(y), &v); err != nil {
+		t.Fatalf("bad test values: %v", err)
+	}
+	return v
+}
+
+const storageConfig = `
+config:
+  processors:
+    buffer:
+      storage:
+        directory: ${env:TRACEGATE_BUFFER_DIR}
+        capacity_mib: 1024
+`
+
+const bufferClaim = `
+statefulset:
+  volumeClaimTemplates:
+    - metadata: {name: buffer}
+      spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 2Gi}}}
+`
+
+// TestRenderFailures: values that must not render, each with the message that says what to do.
+func TestRenderFailures(t *testing.T) {
+	tests := []struct {
+		name, values, err string
+	}{
+		{"statefulset storage without persistence", "mode: statefulset\n" + storageConfig,
+			`config.processors.buffer.storage is set (the buffer's disk log) but has no persistent volume: add a statefulset.volumeClaimTemplates entry named "buffer"`},
+		{"statefulset storage with claim of another name", "mode: statefulset\nbufferStorage: {volumeName: spool, mountPath: /spool}\n" + storageConfig + bufferClaim,
+			`add a statefulset.volumeClaimTemplates entry named "spool"`},
+		{"statefulset storage in extraVolumes too", "mode: statefulset\nextraVolumes: [{name: buffer, emptyDir: {}}]\n" + storageConfig + bufferClaim,
+			`volume "buffer" is both in statefulset.volumeClaimTemplates and extraVolumes`},
+		{"deployment storage without volume", storageConfig,
+			`config.processors.buffer.storage is set (the buffer's disk log) but has no volume in deployment mode: use mode statefulset`},
+		{"daemonset storage without volume", "mode: daemonset\n" + storageConfig,
+			`has no volume in daemonset mode`},
+		{"deployment storage on a shared claim", "extraVolumes: [{name: buffer, persistentVolumeClaim: {claimName: x}}]\n" + storageConfig,
+			`extraVolumes "buffer" is a persistentVolumeClaim shared by every pod of the deployment`},
+		{"deployment storage on a hostPath", "extraVolumes: [{name: buffer, hostPath: {path: /var/lib/tracegate}}]\n" + storageConfig,
+			`extraVolumes "buffer" is a hostPath in deployment mode`},
+		{"storage directory off the volume", "mode: statefulset\n" + bufferClaim + `
+config:
+  processors:
+    buffer:
+      storage: {directory: /tmp/buffer}
+`, `config.processors.buffer.storage.directory "/tmp/buffer" is not on the buffer volume`},
+		{"autoscaling a daemonset", "mode: daemonset\nautoscaling: {enabled: true}",
+			"a daemonset runs one pod per node and cannot be autoscaled"},
+		{"autoscaling without cpu request", "autoscaling: {enabled: true}\nresources: {requests: {cpu: null}}",
+			"autoscaling.targetCPUUtilizationPercentage needs resources.requests.cpu"},
+		{"autoscaling without target", "autoscaling: {enabled: true, targetCPUUtilizationPercentage: null, targetMemoryUtilizationPercentage: null}",
+			"set targetCPUUtilizationPercentage and/or targetMemoryUtilizationPercentage"},
+		{"secret and literal credentials", "elasticsearch: {existingSecret: {name: es}, apiKey: abc}",
+			"elasticsearch: set either existingSecret.name or literal apiKey/username/password, not both"},
+		{"api key and basic auth", "elasticsearch: {apiKey: abc, username: u, password: p}",
+			"elasticsearch: set either apiKey or username/password, not both"},
+		{"username without password", "elasticsearch: {username: u}",
+			"elasticsearch: username and password go together"},
+		{"url key without secret", "elasticsearch: {existingSecret: {urlKey: url}}",
+			"elasticsearch.existingSecret.urlKey needs elasticsearch.existingSecret.name"},
+		{"url key and endpoints", "elasticsearch: {endpoints: ['https://es:9200'], existingSecret: {name: es, urlKey: url}}",
+			"elasticsearch: set either endpoints or existingSecret.urlKey, not both"},
+		{"service monitor without metrics port", "serviceMonitor: {enabled: true}\nports: {metrics: {enabled: false, containerPort: 8888}}",
+			"serviceMonitor.enabled needs ports.metrics.enabled"},
+		{"no config map", "configMap: {create: false}",
+			"configMap.create is false: set configMap.existingName"},
+		{"bad memory limit", "resources: {limits: {memory: 2GB}}",
+			`resources.limits.memory "2GB": use a plain number of bytes or a Ki/Mi/Gi/Ti/k/M/G/T suffix`},
+		// values.schema.json
+		{"schema: unknown mode", "mode: sidecar", "mode"},
+		{"schema: typo in a value name", "replicas: 3", "additional properties 'replicas' not allowed"},
+		{"schema: unknown port field", "ports: {otlp: {enabled: true, containerPort: 4317, hostport: 4317}}", "hostport"},
+		{"schema: bad protocol", "ports: {otlp: {enabled: true, containerPort: 4317, protocol: tcp}}", "protocol"},
+		{"schema: endpoint list with a comma", "elasticsearch: {endpoints: ['https://a:9200,https://b:9200']}", "endpoints"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := render(t, values(t, tt.values))
+			if err == nil {
+				t.Fatalf("rendered; want an error containing %q", tt.err)
+			}
+			if !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("error %q\nwant it to contain %q", err, tt.err)
+			}
+		})
+	}
+}
+
+// renderObjects renders values and decodes the result strictly.
+func renderObjects(t *testing.T, y string) *objects {
+	t.Helper()
+	out, err := render(t, values(t, y))
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	o := decodeAll(t, manifests(out))
+	checkObjects(t, o)
+	return o
+}
+
+func onlyPod(t *testing.T, o *objects) corev1.PodSpec {
+	t.Helper()
+	for _, p := range o.pods() {
+		return p.Spec
+	}
+	t.Fatal("no workload")
+	return corev1.PodSpec{}
+}
+
+func env(c corev1.Container) map[string]corev1.EnvVar {
+	m := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		m[e.Name] = e
+	}
+	return m
+}
+
+func TestDefaults(t *testing.T) {
+	o := renderObjects(t, "")
+	if len(o.deployments) != 1 || len(o.hpas) != 0 || len(o.pdbs) != 0 || len(o.serviceMonitors) != 0 || len(o.secrets) != 0 {
+		t.Fatalf("defaults: want one Deployment and no HPA, PDB, ServiceMonitor or Secret")
+	}
+	pod := onlyPod(t, o)
+	c := pod.Containers[0]
+	e := env(c)
+	if got := e["GOMEMLIMIT"].Value; got != "1638MiB" {
+		t.Errorf("GOMEMLIMIT = %q, want 1638MiB (80%% of 2Gi)", got)
+	}
+	if _, ok := e["TRACEGATE_BUFFER_DIR"]; ok {
+		t.Error("TRACEGATE_BUFFER_DIR set without buffer storage")
+	}
+	for _, p := range c.Ports {
+		if p.HostPort != 0 {
+			t.Errorf("port %s: hostPort %d outside daemonset mode", p.Name, p.HostPort)
+		}
+	}
+	// Every receiver port, TCP and UDP, is on the Service.
+	want := map[string]string{"otlp": "4317/TCP", "otlp-http": "4318/TCP", "zipkin": "9411/TCP", "jaeger-grpc": "14250/TCP",
+		"jaeger-thrift": "14268/TCP", "jaeger-compact": "6831/UDP", "jaeger-binary": "6832/UDP", "ddtrace": "8126/TCP", "metrics": "8888/TCP"}
+	if len(o.services) != 1 {
+		t.Fatalf("want one Service, got %d", len(o.services))
+	}
+	got := map[string]string{}
+	for _, p := range o.services[0].Spec.Ports {
+		got[p.Name] = strconv.Itoa(int(p.Port)) + "/" + string(p.Protocol)
+	}
+	for n, w := range want {
+		if got[n] != w {
+			t.Errorf("Service port %s = %q, want %q", n, got[n], w)
+		}
+	}
+	if c.Args[0] != "--config=/etc/tracegate/config.yaml" {
+		t.Errorf("args %v", c.Args)
+	}
+	if u := pod.SecurityContext.RunAsUser; u == nil || *u != 10001 {
+		t.Errorf("runAsUser %v, want 10001 (the image's user)", u)
+	}
+}
+
+func TestDaemonsetHostPorts(t *testing.T) {
+	o := renderObjects(t, "mode: daemonset\nports: {zipkin: {enabled: false, containerPort: 9411}}")
+	if len(o.daemonSets) != 1 {
+		t.Fatal("want a DaemonSet")
+	}
+	ports := map[string]corev1.ContainerPort{}
+	for _, p := range onlyPod(t, o).Containers[0].Ports {
+		ports[p.Name] = p
+	}
+	if p := ports["ddtrace"]; p.HostPort != 8126 || p.ContainerPort != 8126 {
+		t.Errorf("ddtrace port %+v, want hostPort 8126", p)
+	}
+	if p := ports["jaeger-compact"]; p.HostPort != 6831 || p.Protocol != corev1.ProtocolUDP {
+		t.Errorf("jaeger-compact port %+v, want UDP hostPort 6831", p)
+	}
+	if p := ports["metrics"]; p.HostPort != 0 {
+		t.Errorf("metrics on hostPort %d", p.HostPort)
+	}
+	if _, ok := ports["zipkin"]; ok {
+		t.Error("disabled port zipkin rendered")
+	}
+	for _, p := range o.services[0].Spec.Ports {
+		if p.Name == "zipkin" {
+			t.Error("disabled port zipkin on the Service")
+		}
+	}
+	if itp := o.services[0].Spec.InternalTrafficPolicy; itp == nil || *itp != corev1.ServiceInternalTrafficPolicyLocal {
+		t.Errorf("daemonset Service internalTrafficPolicy %v, want Local", itp)
+	}
+}
+
+func TestStatefulsetBuffer(t *testing.T) {
+	o := renderObjects(t, "mode: statefulset\n"+storageConfig+bufferClaim)
+	if len(o.statefulSets) != 1 {
+		t.Fatal("want a StatefulSet")
+	}
+	ss := o.statefulSets[0]
+	if len(ss.Spec.VolumeClaimTemplates) != 1 || ss.Spec.VolumeClaimTemplates[0].Name != "buffer" {
+		t.Errorf("volumeClaimTemplates %+v", ss.Spec.VolumeClaimTemplates)
+	}
+	c := ss.Spec.Template.Spec.Containers[0]
+	if got := env(c)["TRACEGATE_BUFFER_DIR"].Value; got != "/var/lib/tracegate/buffer" {
+		t.Errorf("TRACEGATE_BUFFER_DIR = %q", got)
+	}
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		if m.Name == "buffer" && m.MountPath == "/var/lib/tracegate/buffer" && !m.ReadOnly {
+			mounted = true
+		}
+	}
+	if !mounted {
+		t.Errorf("buffer claim not mounted read-write at the buffer dir: %+v", c.VolumeMounts)
+	}
+	headless := ""
+	for _, s := range o.services {
+		if s.Spec.ClusterIP == corev1.ClusterIPNone {
+			headless = s.Name
+		}
+	}
+	if headless == "" || ss.Spec.ServiceName != headless {
+		t.Errorf("serviceName %q, headless Service %q", ss.Spec.ServiceName, headless)
+	}
+}
+
+func TestAutoscalingStatefulset(t *testing.T) {
+	o := renderObjects(t, "mode: statefulset\nautoscaling: {enabled: true, maxReplicas: 4}\npodDisruptionBudget: {enabled: true}")
+	if len(o.hpas) != 1 || o.hpas[0].Spec.ScaleTargetRef.Kind != "StatefulSet" || len(o.hpas[0].Spec.Metrics) != 2 {
+		t.Fatalf("HPA %+v", o.hpas)
+	}
+	if o.statefulSets[0].Spec.Replicas != nil {
+		t.Error("replicas set while the HPA owns them")
+	}
+	if len(o.pdbs) != 1 || o.pdbs[0].Spec.MaxUnavailable == nil || o.pdbs[0].Spec.MaxUnavailable.IntValue() != 1 {
+		t.Errorf("PDB %+v, want maxUnavailable 1 by default", o.pdbs)
+	}
+}
+
+func TestGOMEMLIMIT(t *testing.T) {
+	for limit, want := range map[string]string{"512Mi": "409MiB", "1Gi": "819MiB", "1.5Gi": "1228MiB", "1G": "762MiB", "1073741824": "819MiB", "4Gi": "3276MiB"} {
+		o := renderObjects(t, "resources: {limits: {memory: '"+limit+"'}}")
+		if got := env(onlyPod(t, o).Containers[0])["GOMEMLIMIT"].Value; got != want {
+			t.Errorf("limit %s: GOMEMLIMIT %q, want %q", limit, got, want)
+		}
+	}
+	o := renderObjects(t, "useGOMEMLIMIT: false")
+	if _, ok := env(onlyPod(t, o).Containers[0])["GOMEMLIMIT"]; ok {
+		t.Error("GOMEMLIMIT set with useGOMEMLIMIT: false")
+	}
+}
+
+// TestLiteralCredentials: credentials in values go into a Secret the chart creates, never into
+// the pod spec, and the pods roll when it changes.
+func TestLiteralCredentials(t *testing.T) {
+	o := renderObjects(t, "elasticsearch: {endpoints: ['https://a:9200', 'https://b:9200'], username: elastic, password: changeme}")
+	if len(o.secrets) != 1 || string(o.secrets[0].Data["password"]) != "changeme" || string(o.secrets[0].Data["username"]) != "elastic" {
+		t.Fatalf("Secret %+v", o.secrets)
+	}
+	pod := o.deployments[0].Spec.Template
+	if pod.Annotations["checksum/secret"] == "" {
+		t.Error("no checksum/secret annotation")
+	}
+	e := env(pod.Spec.Containers[0])
+	if e["ELASTICSEARCH_URL"].Value != "https://a:9200,https://b:9200" {
+		t.Errorf("ELASTICSEARCH_URL %q", e["ELASTICSEARCH_URL"].Value)
+	}
+	if r := e["ELASTICSEARCH_PASSWORD"].ValueFrom; r == nil || r.SecretKeyRef == nil || r.SecretKeyRef.Name != o.secrets[0].Name {
+		t.Errorf("ELASTICSEARCH_PASSWORD not from the Secret: %+v", e["ELASTICSEARCH_PASSWORD"])
+	}
+	if _, ok := e["ELASTICSEARCH_API_KEY"]; ok {
+		t.Error("ELASTICSEARCH_API_KEY set without an api key")
+	}
+}
+
+// TestConfigChecksum: a config change changes the pod template, so the pods roll.
+func TestConfigChecksum(t *testing.T) {
+	a := renderObjects(t, "")
+	b := renderObjects(t, "config: {processors: {buffer: {threads: 16}}}")
+	ca := a.deployments[0].Spec.Template.Annotations["checksum/config"]
+	cb := b.deployments[0].Spec.Template.Annotations["checksum/config"]
+	if ca == cb {
+		t.Error("checksum/config did not change with the config")
+	}
+}
+
+// TestNoSecretsInFiles: no file in configs/ or the chart holds a literal credential.
+func TestNoSecretsInFiles(t *testing.T) {
+	// A credential key followed by a value that is neither empty nor an env reference.
+	re := regexp.MustCompile(`(?i)^\s*(api_key|apikey|password|passwd|user|username|token|secret_token)\s*:\s*(\S.*)$`)
+	allowed := regexp.MustCompile(`^("?\$\{env:[A-Z_]+(:-)?\}"?|""|''|null|~)\s*(#.*)?$`)
+	var files []string
+	for _, root := range []string{"../../configs", chartDir} {
+		err := filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			if !info.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files) < 10 {
+		t.Fatalf("only %d YAML files found", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			m := re.FindStringSubmatch(line)
+			if m == nil || allowed.MatchString(m[2]) {
+				continue
+			}
+			// Template expressions and Secret key names are not values.
+			if strings.Contains(m[2], "{{") || strings.HasPrefix(f, chartDir+"/templates") {
+				continue
+			}
+			t.Errorf("%s:%d: literal credential %q: use an environment variable or a Secret", f, i+1, strings.TrimSpace(line))
+		}
+	}
+}
