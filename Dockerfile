@@ -1,0 +1,42 @@
+# syntax=docker/dockerfile:1
+# tracegate container image: `make docker` (docker build -t tracegate/tracegate:<version> .).
+# Multi-stage: the binary is built with the Makefile (`make build`, static, CGO off) in the Go
+# image, then copied into an empty (scratch) image with the CA certificates, running as
+# UID/GID 10001, like the opentelemetry-collector-releases images.
+
+ARG GO_VERSION=1.26
+
+FROM golang:${GO_VERSION}-bookworm AS build
+WORKDIR /src
+ENV CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+# Modules first: this layer stays cached while only our sources change.
+COPY go.mod go.sum ./
+COPY cmd/tracegate/go.mod cmd/tracegate/go.sum ./cmd/tracegate/
+RUN cd cmd/tracegate && go mod download
+COPY . .
+RUN make build \
+ && mkdir -p /out/var/lib/tracegate/buffer \
+ && cp bin/tracegate /out/tracegate \
+ && cp configs/default.yaml /out/config.yaml
+
+FROM scratch
+ARG USER_UID=10001
+ARG USER_GID=10001
+LABEL org.opencontainers.image.title="tracegate" \
+      org.opencontainers.image.description="Trace-ingestion collector for Elasticsearch (OpenTelemetry Collector distribution)"
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --from=build --chmod=755 /out/tracegate /tracegate
+COPY --from=build --chmod=644 /out/config.yaml /etc/tracegate/config.yaml
+# The default config's disk buffer (TRACEGATE_BUFFER_DIR); mount a volume here to keep it.
+COPY --from=build --chown=${USER_UID}:${USER_GID} /out/var/lib/tracegate /var/lib/tracegate
+USER ${USER_UID}:${USER_GID}
+
+# otlp gRPC, otlp HTTP, zipkin, jaeger gRPC, jaeger Thrift HTTP, ddtrace (Datadog tracers)
+EXPOSE 4317/tcp 4318/tcp 9411/tcp 14250/tcp 14268/tcp 8126/tcp
+# jaeger Thrift compact and binary (agent protocol)
+EXPOSE 6831/udp 6832/udp
+# health_check, own metrics (Prometheus)
+EXPOSE 13133/tcp 8888/tcp
+
+ENTRYPOINT ["/tracegate"]
+CMD ["--config", "/etc/tracegate/config.yaml"]
