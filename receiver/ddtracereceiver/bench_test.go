@@ -14,6 +14,8 @@ import (
 	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
 	"github.com/tinylib/msgp/msgp"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
@@ -181,4 +183,41 @@ func BenchmarkHandler(b *testing.B) {
 		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "req/s")
 		b.ReportMetric(float64(latencies[n*99/100].Microseconds()), "p99-µs")
 	}
+}
+
+// BenchmarkPdataFloor builds the same output as BenchmarkDecodeTranslate/v0.4 directly in pdata,
+// from constants, with no decoding or translation: the cost of the pdata objects alone, a floor
+// for any receiver that produces these spans.
+func BenchmarkPdataFloor(b *testing.B) {
+	meta := benchMeta(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		td := ptrace.NewTraces()
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "checkout")
+		spans := rs.ScopeSpans().AppendEmpty().Spans()
+		spans.EnsureCapacity(benchSpans)
+		for i := 0; i < benchSpans; i++ {
+			s := spans.AppendEmpty()
+			s.SetTraceID(pcommon.TraceID{1})
+			s.SetSpanID(pcommon.SpanID{byte(i + 1)})
+			s.SetName("GET /api/cart/:id")
+			s.SetKind(ptrace.SpanKindServer)
+			s.SetStartTimestamp(1)
+			s.SetEndTimestamp(2)
+			attrs := s.Attributes()
+			attrs.EnsureCapacity(18)
+			attrs.PutStr("dd.span.Resource", "GET /api/cart/:id")
+			attrs.PutStr("datadog.span.id", "1")
+			attrs.PutStr("datadog.trace.id", "2")
+			for _, kv := range meta {
+				attrs.PutStr(kv[0], kv[1])
+			}
+			for _, kv := range benchMetrics {
+				attrs.PutDouble(kv[0].(string), kv[1].(float64))
+			}
+			s.Status().SetCode(ptrace.StatusCodeOk)
+		}
+	}
+	b.ReportMetric(float64(benchSpans*b.N)/b.Elapsed().Seconds(), "spans/s")
 }

@@ -57,12 +57,17 @@ type reader struct {
 	kfs []KF
 }
 
-// arenaChunk is how many entries an arena grows by (at least what is asked).
-const arenaChunk = 512
+// arenaChunk is how many entries an arena grows by (at least what is asked, at most
+// maxArenaChunk): one entry per 32 bytes of body, the size of a short meta pair on the wire.
+func (r *reader) arenaChunk(n int) int {
+	return max(n, min(r.n/32, maxArenaChunk))
+}
+
+const maxArenaChunk = 4096
 
 func (r *reader) kvSlice(n int) []KV {
 	if cap(r.kvs)-len(r.kvs) < n {
-		r.kvs = make([]KV, 0, max(n, arenaChunk))
+		r.kvs = make([]KV, 0, r.arenaChunk(n))
 	}
 	i := len(r.kvs)
 	r.kvs = r.kvs[:i+n]
@@ -71,7 +76,7 @@ func (r *reader) kvSlice(n int) []KV {
 
 func (r *reader) kfSlice(n int) []KF {
 	if cap(r.kfs)-len(r.kfs) < n {
-		r.kfs = make([]KF, 0, max(n, arenaChunk))
+		r.kfs = make([]KF, 0, r.arenaChunk(n))
 	}
 	i := len(r.kfs)
 	r.kfs = r.kfs[:i+n]
