@@ -11,7 +11,7 @@ CONFIGS    = $(wildcard configs/*.yaml)
 PKGS       = ./...
 TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: all build generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench-go clean help
+.PHONY: all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench-go clean help
 
 all: build
 
@@ -21,6 +21,12 @@ help: ## list the targets
 build: ## build bin/tracegate (version $(VERSION), from builder-config.yaml) from the committed cmd/tracegate
 	cd cmd/tracegate && $(GO) build -trimpath -ldflags "-s -w" -o ../../$(BINARY) .
 	@./$(BINARY) --version
+
+STOCK_BINARY = bin/tracegate-stock
+
+build-stock: ## build bin/tracegate-stock (stock components only: the benchmarks' baseline) from the committed cmd/tracegate-stock
+	cd cmd/tracegate-stock && $(GO) build -trimpath -ldflags "-s -w" -o ../../$(STOCK_BINARY) .
+	@./$(STOCK_BINARY) --version
 
 generate: ## regenerate cmd/tracegate with ocb and every component's internal/metadata with mdatagen
 	$(TOOLS) builder --config builder-config.yaml --skip-compilation
