@@ -145,6 +145,13 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex
 		writeJSON(w, rerr.status, rerr.body())
 		return
 	}
+	if _, ok := r.URL.Query()["require_data_stream"]; ok && !s.atLeast(8, 12) {
+		// Elasticsearch before 8.12 does not know the parameter and refuses the whole request.
+		s.store.countRequest(int64(len(body)), true, nil)
+		writeJSON(w, http.StatusBadRequest, (&requestError{http.StatusBadRequest, "illegal_argument_exception",
+			"request [" + r.URL.Path + "] contains unrecognized parameter: [require_data_stream]"}).body())
+		return
+	}
 	items, rerr := parseBulk(body, defaultIndex)
 	if rerr != nil {
 		s.store.countRequest(int64(len(body)), true, nil)

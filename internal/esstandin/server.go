@@ -43,6 +43,7 @@ type Server struct {
 	opts    Options
 	catalog *catalog
 	store   *store
+	setup   *setupStore
 	faults  atomic.Pointer[Faults]
 	seqNo   atomic.Int64
 	idSeq   atomic.Int64
@@ -78,6 +79,7 @@ func New(opts Options) (*Server, error) {
 		opts:    opts,
 		catalog: newCatalog(opts.Version, func() string { return time.Now().UTC().Format("2006.01.02") }),
 		store:   st,
+		setup:   newSetupStore(),
 		ids:     map[string]struct{}{},
 		conns:   map[net.Conn]struct{}{},
 	}
@@ -135,6 +137,12 @@ func (s *Server) Close() error {
 		err = srv.Shutdown(ctx)
 	}
 	return errors.Join(err, s.store.close())
+}
+
+// atLeast reports whether the claimed version is major.minor or later.
+func (s *Server) atLeast(major, minor int) bool {
+	ma, mi := parseVersion(s.opts.Version)
+	return ma > major || (ma == major && mi >= minor)
 }
 
 // Stats returns the counters.
@@ -285,8 +293,9 @@ func (s *Server) Handler() http.Handler {
 				"_shards": map[string]any{"total": 1, "successful": 1, "skipped": 0, "failed": 0}})
 		case p == "_cluster/health" && r.Method == http.MethodGet:
 			writeJSON(w, http.StatusOK, map[string]any{"cluster_name": "es-standin", "status": "green", "number_of_nodes": 1})
-		case p == "_index_template" && r.Method == http.MethodGet:
-			s.handleListTemplates(w)
+		case isSetupPath(p):
+			kind, name, _ := splitSetupPath(p)
+			s.handleSetup(w, r, kind, name)
 		default:
 			writeJSON(w, http.StatusBadRequest, (&requestError{http.StatusBadRequest, "illegal_argument_exception",
 				"[es-standin] unsupported request [" + r.Method + " /" + p + "]: the stand-in implements only what tracegate calls"}).body())
@@ -312,18 +321,6 @@ func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
 		},
 		"tagline": "You Know, for Search",
 	})
-}
-
-func (s *Server) handleListTemplates(w http.ResponseWriter) {
-	var list []any
-	for _, t := range s.catalog.templateList() {
-		body := map[string]any{"index_patterns": t.Patterns, "priority": t.Priority}
-		if t.DataStream {
-			body["data_stream"] = map[string]any{}
-		}
-		list = append(list, map[string]any{"name": t.Name, "index_template": body})
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"index_templates": list})
 }
 
 // count sums the documents of every index or data stream matching a comma-separated pattern list.

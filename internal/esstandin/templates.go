@@ -1,7 +1,9 @@
 package esstandin
 
 import (
+	"encoding/json"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +16,18 @@ type IndexTemplate struct {
 	Name       string
 	Patterns   []string
 	Priority   int
+	Version    int
 	DataStream bool
+}
+
+// body renders the template as Elasticsearch returns it.
+func (t IndexTemplate) body() json.RawMessage {
+	doc := map[string]any{"index_patterns": t.Patterns, "priority": t.Priority, "version": t.Version}
+	if t.DataStream {
+		doc["data_stream"] = map[string]any{}
+	}
+	b, _ := json.Marshal(doc)
+	return b
 }
 
 // builtinTemplates returns the data stream templates Elasticsearch of the given version installs by
@@ -77,6 +90,12 @@ func (c *catalog) putTemplate(t IndexTemplate) {
 		}
 	}
 	c.templates = append(c.templates, t)
+}
+
+func (c *catalog) deleteTemplate(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.templates = slices.DeleteFunc(c.templates, func(t IndexTemplate) bool { return t.Name == name })
 }
 
 func (c *catalog) templateList() []IndexTemplate {
