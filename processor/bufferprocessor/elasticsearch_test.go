@@ -5,50 +5,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/elasticsearchexporter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter"
 
+	"github.com/tracegate/tracegate/internal/esexportertest"
 	"github.com/tracegate/tracegate/internal/esstandin"
 )
 
 func startStandin(t *testing.T) *esstandin.Server {
-	t.Helper()
-	es, err := esstandin.New(esstandin.Options{KeepDocuments: true})
-	require.NoError(t, err)
-	require.NoError(t, es.Start("127.0.0.1:0"))
-	t.Cleanup(func() { require.NoError(t, es.Close()) })
-	return es
+	return esexportertest.StartStandin(t, esstandin.Options{})
 }
 
-// newESExporter builds the contrib v0.148.0 elasticsearch exporter from user-facing settings.
 func newESExporter(t *testing.T, url string, settings map[string]any) exporter.Traces {
-	t.Helper()
-	f := elasticsearchexporter.NewFactory()
-	cfg := f.CreateDefaultConfig()
-	conf := map[string]any{
-		"endpoints": []string{url},
-		// Fast transport retries keep the test short; they do not change where errors go.
-		"retry": map[string]any{"initial_interval": "10ms", "max_interval": "50ms"},
-	}
-	for k, v := range settings {
-		conf[k] = v
-	}
-	require.NoError(t, confmap.NewFromStringMap(conf).Unmarshal(cfg))
-	set := exporter.Settings{
-		ID:                component.NewID(f.Type()),
-		TelemetrySettings: componenttest.NewNopTelemetrySettings(),
-		BuildInfo:         component.NewDefaultBuildInfo(),
-	}
-	exp, err := f.CreateTraces(context.Background(), set, cfg)
-	require.NoError(t, err)
-	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
-	return exp
+	return esexportertest.NewExporter(t, url, settings)
 }
 
 // TestElasticsearchExporterErrorPropagation proves which v0.148.0 exporter settings let a flush

@@ -1,0 +1,42 @@
+package elasticmappingprocessor
+
+import (
+	"fmt"
+
+	"go.opentelemetry.io/collector/component"
+)
+
+// The mapping modes of the elasticsearch exporter (v0.148.0) that apply to spans.
+const (
+	ModeOTel = "otel"
+	ModeECS  = "ecs"
+	ModeNone = "none"
+	ModeRaw  = "raw"
+)
+
+// Config configures the processor.
+type Config struct {
+	// Mode is the mapping every span gets: otel (Elasticsearch 8.16+), ecs (8.12+, with a
+	// template for traces-*), none or raw (plain indices, any version). Default otel.
+	Mode string `mapstructure:"mode"`
+	// ECSDuration adds span.duration.us (the span's duration in microseconds, as ECS and the APM
+	// UI expect) in ecs mode, where the exporter writes no duration at all. Default true.
+	ECSDuration bool `mapstructure:"ecs_duration"`
+	// ECSErrors copies the last exception event of a span into error.type, error.message and
+	// error.stack_trace in ecs mode, where the exporter drops span events. Default true.
+	ECSErrors bool `mapstructure:"ecs_errors"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+var _ component.Config = (*Config)(nil)
+
+// Validate checks the mode.
+func (c *Config) Validate() error {
+	switch c.Mode {
+	case ModeOTel, ModeECS, ModeNone, ModeRaw:
+		return nil
+	}
+	return fmt.Errorf("mode must be one of otel, ecs, none, raw, got %q", c.Mode)
+}

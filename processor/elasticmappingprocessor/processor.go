@@ -1,0 +1,106 @@
+package elasticmappingprocessor
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/tracegate/tracegate/processor/elasticmappingprocessor/internal/metadata"
+)
+
+// MappingModeAttribute is the scope attribute the elasticsearch exporter reads the mapping from.
+const MappingModeAttribute = "elastic.mapping.mode"
+
+type mappingProcessor struct {
+	cfg       *Config
+	telemetry *metadata.TelemetryBuilder
+	modeAttr  metric.MeasurementOption
+}
+
+func newMappingProcessor(set processor.Settings, cfg *Config) (*mappingProcessor, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &mappingProcessor{cfg: cfg, telemetry: tb, modeAttr: metric.WithAttributes(attribute.String("mode", cfg.Mode))}, nil
+}
+
+func (p *mappingProcessor) shutdown(context.Context) error {
+	p.telemetry.Shutdown()
+	return nil
+}
+
+var _ component.ShutdownFunc = (*mappingProcessor)(nil).shutdown
+
+func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
+	ecs := p.cfg.Mode == ModeECS
+	errorsCopied := 0
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			ss.Scope().Attributes().PutStr(MappingModeAttribute, p.cfg.Mode)
+			if !ecs {
+				continue
+			}
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				if p.cfg.ECSDuration {
+					addDuration(span)
+				}
+				if p.cfg.ECSErrors && addErrorFields(span) {
+					errorsCopied++
+				}
+			}
+		}
+	}
+	p.telemetry.ProcessorElasticmappingSpans.Add(ctx, int64(td.SpanCount()), p.modeAttr)
+	if errorsCopied > 0 {
+		p.telemetry.ProcessorElasticmappingEcsErrors.Add(ctx, int64(errorsCopied))
+	}
+	return td, nil
+}
+
+// addDuration writes span.duration.us, as Elastic APM's ECS documents carry it.
+func addDuration(span ptrace.Span) {
+	if end, start := span.EndTimestamp(), span.StartTimestamp(); end >= start {
+		span.Attributes().PutInt("span.duration.us", int64(end-start)/1000)
+	}
+}
+
+// addErrorFields copies the last exception event into the ECS error fields, unless the span
+// already has them; it reports whether it did.
+func addErrorFields(span ptrace.Span) bool {
+	events := span.Events()
+	for i := events.Len() - 1; i >= 0; i-- {
+		ev := events.At(i)
+		if ev.Name() != "exception" {
+			continue
+		}
+		attrs := span.Attributes()
+		copied := false
+		for from, to := range map[string]string{
+			"exception.type":       "error.type",
+			"exception.message":    "error.message",
+			"exception.stacktrace": "error.stack_trace",
+		} {
+			v, ok := ev.Attributes().Get(from)
+			if !ok {
+				continue
+			}
+			if _, exists := attrs.Get(to); exists {
+				continue
+			}
+			attrs.PutStr(to, v.AsString())
+			copied = true
+		}
+		return copied
+	}
+	return false
+}

@@ -1,0 +1,179 @@
+package elasticmappingprocessor
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/tracegate/tracegate/internal/esexportertest"
+	"github.com/tracegate/tracegate/internal/esstandin"
+	"github.com/tracegate/tracegate/processor/elasticmappingprocessor/internal/metadata"
+)
+
+// testTraces is one resource with a successful span and a failed one carrying an exception event.
+func testTraces() ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "checkout")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	start := pcommon.NewTimestampFromTime(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))
+	ok := spans.AppendEmpty()
+	ok.SetTraceID(pcommon.TraceID{1})
+	ok.SetSpanID(pcommon.SpanID{1})
+	ok.SetName("GET /cart")
+	ok.SetStartTimestamp(start)
+	ok.SetEndTimestamp(start + 2_500_000) // 2.5 ms
+	ok.Status().SetCode(ptrace.StatusCodeOk)
+	failed := spans.AppendEmpty()
+	failed.SetTraceID(pcommon.TraceID{1})
+	failed.SetSpanID(pcommon.SpanID{2})
+	failed.SetParentSpanID(pcommon.SpanID{1})
+	failed.SetName("SELECT cart")
+	failed.SetStartTimestamp(start)
+	failed.SetEndTimestamp(start + 1_000)
+	failed.Status().SetCode(ptrace.StatusCodeError)
+	ev := failed.Events().AppendEmpty()
+	ev.SetName("exception")
+	ev.Attributes().PutStr("exception.type", "*net.OpError")
+	ev.Attributes().PutStr("exception.message", "connection refused")
+	ev.Attributes().PutStr("exception.stacktrace", "main.query()\n\tdb.go:12")
+	return td
+}
+
+func newTestProcessor(t *testing.T, cfg *Config, next consumer.Traces) consumer.Traces {
+	t.Helper()
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, next)
+	require.NoError(t, err)
+	return p
+}
+
+func TestProcessTraces(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		cfg          Config
+		wantDuration []int64 // per span, -1 = absent
+		wantErrMsg   string  // on the failed span, "" = absent
+	}{
+		{"otel sets only the mode", Config{Mode: ModeOTel, ECSDuration: true, ECSErrors: true}, []int64{-1, -1}, ""},
+		{"ecs fills duration and errors", Config{Mode: ModeECS, ECSDuration: true, ECSErrors: true}, []int64{2500, 1}, "connection refused"},
+		{"ecs with both off", Config{Mode: ModeECS}, []int64{-1, -1}, ""},
+		{"none", Config{Mode: ModeNone, ECSDuration: true, ECSErrors: true}, []int64{-1, -1}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sink := new(consumertest.TracesSink)
+			cfg := tt.cfg
+			require.NoError(t, newTestProcessor(t, &cfg, sink).ConsumeTraces(context.Background(), testTraces()))
+			got := sink.AllTraces()[0]
+			ss := got.ResourceSpans().At(0).ScopeSpans().At(0)
+			mode, ok := ss.Scope().Attributes().Get(MappingModeAttribute)
+			require.True(t, ok)
+			assert.Equal(t, tt.cfg.Mode, mode.Str())
+			for i, want := range tt.wantDuration {
+				d, ok := ss.Spans().At(i).Attributes().Get("span.duration.us")
+				if want < 0 {
+					assert.False(t, ok, "span %d has span.duration.us", i)
+				} else {
+					assert.Equal(t, want, d.Int(), "span %d", i)
+				}
+			}
+			msg, ok := ss.Spans().At(1).Attributes().Get("error.message")
+			if tt.wantErrMsg == "" {
+				assert.False(t, ok)
+			} else {
+				assert.Equal(t, tt.wantErrMsg, msg.Str())
+				typ, _ := ss.Spans().At(1).Attributes().Get("error.type")
+				stack, _ := ss.Spans().At(1).Attributes().Get("error.stack_trace")
+				assert.Equal(t, "*net.OpError", typ.Str())
+				assert.Equal(t, "main.query()\n\tdb.go:12", stack.Str())
+			}
+		})
+	}
+}
+
+func TestExistingErrorFieldsWin(t *testing.T) {
+	td := testTraces()
+	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
+	span.Attributes().PutStr("error.message", "from the tracer")
+	sink := new(consumertest.TracesSink)
+	require.NoError(t, newTestProcessor(t, &Config{Mode: ModeECS, ECSErrors: true}, sink).ConsumeTraces(context.Background(), td))
+	got, _ := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1).Attributes().Get("error.message")
+	assert.Equal(t, "from the tracer", got.Str())
+}
+
+// ecsDocs runs the processor (or only sets the mode, when fill is false) and the real v0.148.0
+// exporter against an 8.13 stand-in with an ECS data stream template, and returns the span
+// documents.
+func ecsDocs(t *testing.T, fill bool) []map[string]any {
+	t.Helper()
+	es := esexportertest.StartStandin(t, esstandin.Options{Version: "8.13.4"})
+	es.PutTemplate(esstandin.IndexTemplate{Name: "traces-ecs", Patterns: []string{"traces-*-*"}, Priority: 200, DataStream: true})
+	exp := esexportertest.NewExporter(t, es.URL(), map[string]any{"sending_queue": map[string]any{"enabled": false}})
+	cfg := &Config{Mode: ModeECS, ECSDuration: fill, ECSErrors: fill}
+	require.NoError(t, newTestProcessor(t, cfg, exp).ConsumeTraces(context.Background(), testTraces()))
+	var docs []map[string]any
+	for _, d := range es.Documents() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(d.Source, &m))
+		require.True(t, strings.HasPrefix(d.Index, "traces-"), "document in %s: ecs mode must not write span events elsewhere", d.Index)
+		docs = append(docs, m)
+	}
+	require.Len(t, docs, 2, "one document per span, and nothing for the exception event")
+	return docs
+}
+
+func field(doc map[string]any, path string) (any, bool) {
+	var cur any = doc
+	for _, p := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok := m[p]; ok {
+			cur = v
+			continue
+		}
+		return nil, false
+	}
+	return cur, true
+}
+
+// TestECSGapsOfTheExporter shows each gap of the v0.148.0 exporter's ECS mapping with the real
+// exporter, and what the processor closes.
+func TestECSGapsOfTheExporter(t *testing.T) {
+	bare := ecsDocs(t, false)
+	for _, doc := range bare {
+		_, hasDuration := field(doc, "span.duration.us")
+		assert.False(t, hasDuration, "gap 1: the exporter writes no duration in ecs mode")
+		_, hasError := field(doc, "error.message")
+		assert.False(t, hasError, "gap 2: span events (the exception) are dropped in ecs mode")
+		mode, leaks := field(doc, "elastic.mapping.mode")
+		assert.True(t, leaks, "gap 3: the mapping attribute leaks into the document")
+		assert.Equal(t, "ecs", mode)
+	}
+	filled := ecsDocs(t, true)
+	byName := map[string]map[string]any{}
+	for _, doc := range filled {
+		name, _ := field(doc, "span.name")
+		byName[name.(string)] = doc
+	}
+	d, _ := field(byName["GET /cart"], "span.duration.us")
+	assert.EqualValues(t, 2500, d)
+	msg, _ := field(byName["SELECT cart"], "error.message")
+	assert.Equal(t, "connection refused", msg)
+	typ, _ := field(byName["SELECT cart"], "error.type")
+	assert.Equal(t, "*net.OpError", typ)
+	outcome, _ := field(byName["SELECT cart"], "event.outcome")
+	assert.Equal(t, "failure", outcome)
+	_, leaks := field(byName["GET /cart"], "elastic.mapping.mode")
+	assert.True(t, leaks, "gap 3 stays: the pipeline cannot remove a scope attribute the exporter reads")
+}
