@@ -341,3 +341,21 @@ func TestNoSecretsInFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDaemonsetHostPathBuffer: an agent may keep its disk log on a hostPath of its node.
+func TestDaemonsetHostPathBuffer(t *testing.T) {
+	o := renderObjects(t, "mode: daemonset\nextraVolumes: [{name: buffer, hostPath: {path: /var/lib/tracegate-agent, type: DirectoryOrCreate}}]\n"+storageConfig)
+	pod := onlyPod(t, o)
+	if got := env(pod.Containers[0])["TRACEGATE_BUFFER_DIR"].Value; got != "/var/lib/tracegate/buffer" {
+		t.Errorf("TRACEGATE_BUFFER_DIR = %q", got)
+	}
+	found := false
+	for _, v := range pod.Volumes {
+		if v.Name == "buffer" && v.HostPath != nil {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("hostPath volume missing: %+v", pod.Volumes)
+	}
+}
