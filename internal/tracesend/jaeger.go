@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/thrift/lib/go/thrift"
-	"github.com/jaegertracing/jaeger-idl/thrift-gen/agent"
 	"github.com/jaegertracing/jaeger-idl/thrift-gen/jaeger"
 )
 
@@ -89,7 +87,7 @@ func sendJaegerThriftHTTP(ctx context.Context, ep Endpoints, service string, n i
 	if err != nil {
 		return nil, err
 	}
-	body, err := thrift.NewTSerializer().Write(ctx, batch)
+	body, err := EncodeJaegerBinary(ctx, batch)
 	if err != nil {
 		return nil, err
 	}
@@ -124,14 +122,11 @@ func sendJaegerCompactUDP(ctx context.Context, ep Endpoints, service string, n i
 	defer conn.Close()
 	for start := 0; start < len(batch.Spans); start += jaegerSpansPerPacket {
 		end := min(start+jaegerSpansPerPacket, len(batch.Spans))
-		buf := thrift.NewTMemoryBufferLen(65000)
-		proto := thrift.NewTCompactProtocolConf(buf, &thrift.TConfiguration{})
-		client := agent.NewAgentClientProtocol(buf, proto, proto)
-		part := &jaeger.Batch{Process: batch.Process, Spans: batch.Spans[start:end]}
-		if err := client.EmitBatch(ctx, part); err != nil {
-			return nil, fmt.Errorf("encode emitBatch: %w", err)
+		msg, err := EncodeJaegerEmitBatch(ctx, &jaeger.Batch{Process: batch.Process, Spans: batch.Spans[start:end]})
+		if err != nil {
+			return nil, err
 		}
-		if _, err := conn.Write(buf.Bytes()); err != nil {
+		if _, err := conn.Write(msg); err != nil {
 			return nil, err
 		}
 	}

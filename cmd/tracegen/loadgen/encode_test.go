@@ -1,0 +1,319 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/apache/thrift/lib/go/thrift"
+	"github.com/jaegertracing/jaeger-idl/thrift-gen/agent"
+	"github.com/jaegertracing/jaeger-idl/thrift-gen/jaeger"
+	"github.com/openzipkin/zipkin-go/model"
+	"github.com/openzipkin/zipkin-go/proto/zipkin_proto3"
+	"github.com/tinylib/msgp/msgp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+// decodedSpan is what every protocol's decoder must give back.
+type decodedSpan struct {
+	traceHi, traceLo uint64
+	spanID, parentID uint64
+	service, name    string
+	attrs            int // attributes/tags/meta+metrics carried from Span.Attrs (at least)
+	errored          bool
+}
+
+func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
+	t.Helper()
+	var out []decodedSpan
+	switch protocol {
+	case OTLPHTTP, OTLPGRPC:
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(parts[0]); err != nil {
+			t.Fatal(err)
+		}
+		rs := req.Traces().ResourceSpans().At(0)
+		svc, _ := rs.Resource().Attributes().Get("service.name")
+		spans := rs.ScopeSpans().At(0).Spans()
+		for i := 0; i < spans.Len(); i++ {
+			s := spans.At(i)
+			tid, sid, pid := s.TraceID(), s.SpanID(), s.ParentSpanID()
+			out = append(out, decodedSpan{traceHi: binary.BigEndian.Uint64(tid[:8]), traceLo: binary.BigEndian.Uint64(tid[8:]),
+				spanID: binary.BigEndian.Uint64(sid[:]), parentID: binary.BigEndian.Uint64(pid[:]), service: svc.Str(), name: s.Name(),
+				attrs: s.Attributes().Len(), errored: s.Status().Code() == ptrace.StatusCodeError})
+		}
+	case ZipkinJSON, ZipkinProto:
+		var spans []model.SpanModel
+		if protocol == ZipkinJSON {
+			if err := json.Unmarshal(parts[0], &spans); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			ptrs, err := zipkin_proto3.ParseSpans(parts[0], false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ptrs {
+				spans = append(spans, *p)
+			}
+		}
+		for _, s := range spans {
+			d := decodedSpan{traceHi: s.TraceID.High, traceLo: s.TraceID.Low, spanID: uint64(s.ID), service: s.LocalEndpoint.ServiceName,
+				name: s.Name, attrs: len(s.Tags), errored: s.Tags["error"] == "true"}
+			if s.ParentID != nil {
+				d.parentID = uint64(*s.ParentID)
+			}
+			out = append(out, d)
+		}
+	case JaegerThriftHTTP, JaegerUDPCompact:
+		for _, p := range parts {
+			var batch *jaeger.Batch
+			if protocol == JaegerThriftHTTP {
+				batch = jaeger.NewBatch()
+				if err := thrift.NewTDeserializer().Read(context.Background(), batch, p); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				buf := thrift.NewTMemoryBuffer()
+				buf.Write(p)
+				proto := thrift.NewTCompactProtocolConf(buf, &thrift.TConfiguration{})
+				name, _, _, err := proto.ReadMessageBegin(context.Background())
+				if err != nil || name != "emitBatch" {
+					t.Fatalf("message %q: %v", name, err)
+				}
+				args := agent.NewAgentEmitBatchArgs()
+				if err := args.Read(context.Background(), proto); err != nil {
+					t.Fatal(err)
+				}
+				batch = args.Batch
+				if len(p) > 65000 {
+					t.Errorf("UDP packet of %d bytes", len(p))
+				}
+			}
+			for _, s := range batch.Spans {
+				errored := false
+				for _, tag := range s.Tags {
+					if tag.Key == "error" && tag.GetVBool() {
+						errored = true
+					}
+				}
+				out = append(out, decodedSpan{traceHi: uint64(s.TraceIdHigh), traceLo: uint64(s.TraceIdLow), spanID: uint64(s.SpanId),
+					parentID: uint64(s.ParentSpanId), service: batch.Process.ServiceName, name: s.OperationName, attrs: len(s.Tags), errored: errored})
+				for _, ref := range s.References {
+					if uint64(ref.TraceIdHigh) != uint64(s.TraceIdHigh) || uint64(ref.TraceIdLow) != uint64(s.TraceIdLow) {
+						t.Errorf("span %x: reference to another trace", s.SpanId)
+					}
+				}
+			}
+		}
+	case DDTraceV04, DDTraceV05:
+		if protocol == DDTraceV04 {
+			v, _, err := msgp.ReadIntfBytes(parts[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, chunk := range v.([]any) {
+				var hi uint64
+				for i, sv := range chunk.([]any) {
+					m := sv.(map[string]any)
+					meta := m["meta"].(map[string]any)
+					if i == 0 {
+						fmt.Sscanf(meta["_dd.p.tid"].(string), "%x", &hi)
+					}
+					out = append(out, decodedSpan{traceHi: hi, traceLo: asU64(m["trace_id"]), spanID: asU64(m["span_id"]),
+						parentID: asU64(m["parent_id"]), service: m["service"].(string), name: m["resource"].(string),
+						attrs: len(meta) + len(m["metrics"].(map[string]any)), errored: asU64(m["error"]) == 1})
+				}
+			}
+		} else {
+			out = decodeV05(t, parts[0])
+		}
+	default:
+		t.Fatalf("no decoder for %s", protocol)
+	}
+	return out
+}
+
+// asU64 reads a msgpack integer however it was encoded (small values decode as int64).
+func asU64(v any) uint64 {
+	switch x := v.(type) {
+	case uint64:
+		return x
+	case int64:
+		return uint64(x)
+	}
+	panic(fmt.Sprintf("not an integer: %T", v))
+}
+
+// decodeV05 reads the v0.5 dictionary format: [[strings], [[12-element span arrays]]].
+func decodeV05(t *testing.T, b []byte) []decodedSpan {
+	t.Helper()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n uint32
+	var err error
+	n, b, err = msgp.ReadArrayHeaderBytes(b)
+	must(err)
+	if n != 2 {
+		t.Fatalf("v0.5 top-level array of %d", n)
+	}
+	n, b, err = msgp.ReadArrayHeaderBytes(b)
+	must(err)
+	dict := make([]string, n)
+	for i := range dict {
+		dict[i], b, err = msgp.ReadStringBytes(b)
+		must(err)
+	}
+	u32 := func() uint32 {
+		var v uint32
+		v, b, err = msgp.ReadUint32Bytes(b)
+		must(err)
+		return v
+	}
+	u64 := func() uint64 {
+		var v uint64
+		v, b, err = msgp.ReadUint64Bytes(b)
+		must(err)
+		return v
+	}
+	var out []decodedSpan
+	chunks, b, err := msgp.ReadArrayHeaderBytes(b)
+	must(err)
+	for c := uint32(0); c < chunks; c++ {
+		var spans uint32
+		spans, b, err = msgp.ReadArrayHeaderBytes(b)
+		must(err)
+		var hi uint64
+		for i := uint32(0); i < spans; i++ {
+			n, b, err = msgp.ReadArrayHeaderBytes(b)
+			must(err)
+			if n != 12 {
+				t.Fatalf("v0.5 span of %d fields", n)
+			}
+			d := decodedSpan{service: dict[u32()]}
+			_ = u32() // name
+			d.name = dict[u32()]
+			d.traceLo, d.spanID, d.parentID = u64(), u64(), u64()
+			_, _ = u64(), u64() // start, duration
+			var e int32
+			e, b, err = msgp.ReadInt32Bytes(b)
+			must(err)
+			d.errored = e == 1
+			var m uint32
+			m, b, err = msgp.ReadMapHeaderBytes(b)
+			must(err)
+			for j := uint32(0); j < m; j++ {
+				k, v := dict[u32()], dict[u32()]
+				if k == "_dd.p.tid" {
+					fmt.Sscanf(v, "%x", &hi)
+				}
+			}
+			d.attrs += int(m)
+			m, b, err = msgp.ReadMapHeaderBytes(b)
+			must(err)
+			for j := uint32(0); j < m; j++ {
+				_ = u32()
+				_, b, err = msgp.ReadFloat64Bytes(b)
+				must(err)
+			}
+			d.attrs += int(m)
+			_ = u32() // type
+			d.traceHi = hi
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+
+// TestEncodeDecode decodes what every encoder wrote, after the per-request trace id rewrite, and
+// checks the spans: new trace id on every span, ids, parents, service, names, attributes, errors.
+func TestEncodeDecode(t *testing.T) {
+	for _, protocol := range Protocols() {
+		for _, n := range []int{1, 10, 70} { // 70: several Jaeger UDP packets
+			t.Run(fmt.Sprintf("%s/%d", protocol, n), func(t *testing.T) {
+				pool, err := NewPool(protocol, "checkout", 3, n, 42)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var req Request
+				for round, ids := range [][2]uint64{{0x1111, 0x2222}, {0xdeadbeefcafe, 0x0123456789abcdef}} {
+					payload := &pool.Payloads[round%len(pool.Payloads)]
+					orig := make([][]byte, len(payload.Parts))
+					for i, p := range payload.Parts {
+						orig[i] = bytes.Clone(p)
+					}
+					req.Fill(payload, ids[0], ids[1])
+					if req.Spans != n {
+						t.Fatalf("request has %d spans, want %d", req.Spans, n)
+					}
+					got := decode(t, protocol, req.Parts)
+					if len(got) != n {
+						t.Fatalf("decoded %d spans, want %d", len(got), n)
+					}
+					wantHi, wantLo := fixID(ids[0]), fixID(ids[1])
+					for i, s := range got {
+						if s.traceHi != wantHi || s.traceLo != wantLo {
+							t.Errorf("span %d: trace id %016x%016x, want %016x%016x", i, s.traceHi, s.traceLo, wantHi, wantLo)
+						}
+						if s.service != "checkout" {
+							t.Errorf("span %d: service %q", i, s.service)
+						}
+						if s.name == "" || s.spanID == 0 {
+							t.Errorf("span %d: name %q, id %x", i, s.name, s.spanID)
+						}
+						if (i == 0) != (s.parentID == 0) {
+							t.Errorf("span %d: parent %x", i, s.parentID)
+						}
+						if i > 0 && s.parentID != got[0].spanID {
+							t.Errorf("span %d: parent %x, want the root %x", i, s.parentID, got[0].spanID)
+						}
+						if s.attrs < 10 {
+							t.Errorf("span %d: %d attributes, want at least 10", i, s.attrs)
+						}
+					}
+					for i, p := range payload.Parts {
+						if !bytes.Equal(p, orig[i]) {
+							t.Fatal("Fill modified the pooled payload")
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestPoolDistinctTraces checks that the pool's payloads are different traces.
+func TestPoolDistinctTraces(t *testing.T) {
+	for _, protocol := range Protocols() {
+		t.Run(protocol, func(t *testing.T) {
+			pool, err := NewPool(protocol, "s", 8, 5, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, p := range pool.Payloads {
+				got := decode(t, protocol, p.Parts)
+				key := fmt.Sprintf("%x/%x/%x", got[0].traceHi, got[0].traceLo, got[0].spanID)
+				if seen[key] {
+					t.Errorf("payload repeated: %s", key)
+				}
+				seen[key] = true
+			}
+		})
+	}
+}
+
+func TestUnknownProtocol(t *testing.T) {
+	if _, err := NewPool("smoke-signals", "s", 1, 1, 1); err == nil {
+		t.Fatal("want an error for an unknown protocol")
+	}
+}

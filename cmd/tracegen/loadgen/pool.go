@@ -1,0 +1,76 @@
+package loadgen
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Payload is one pre-encoded request and where its trace id sits.
+type Payload struct {
+	Parts [][]byte
+	Spans int
+	slots []idSlot
+}
+
+// Pool is a set of pre-encoded payloads of one protocol, each a different trace.
+type Pool struct {
+	Protocol string
+	Payloads []Payload
+}
+
+// NewPool pre-encodes n payloads of spansPerRequest spans each for protocol.
+func NewPool(protocol, service string, n, spansPerRequest int, seed uint64) (*Pool, error) {
+	if n < 1 {
+		n = 1
+	}
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	now := time.Now()
+	p := &Pool{Protocol: protocol}
+	for i := 0; i < n; i++ {
+		t := NewTrace(r, service, spansPerRequest, now)
+		parts, err := Encode(protocol, t)
+		if err != nil {
+			return nil, err
+		}
+		slots := findIDSlots(protocol, t, parts)
+		if want := expectedSlots(protocol, spansPerRequest); len(slots) != want {
+			return nil, fmt.Errorf("%s: found the trace id %d times in the payload, want %d", protocol, len(slots), want)
+		}
+		p.Payloads = append(p.Payloads, Payload{Parts: parts, Spans: spansPerRequest, slots: slots})
+	}
+	return p, nil
+}
+
+// Request is a worker's reusable copy of a payload, its trace id rewritten.
+type Request struct {
+	Parts [][]byte
+	Spans int
+	bufs  [][]byte
+}
+
+// Fill copies payload into r (reusing r's buffers) and writes the trace id (hi, lo) into every
+// place the payload carries it; hi and lo are forced into the fixed-width id form.
+func (r *Request) Fill(p *Payload, hi, lo uint64) {
+	hi, lo = fixID(hi), fixID(lo)
+	for len(r.bufs) < len(p.Parts) {
+		r.bufs = append(r.bufs, nil)
+	}
+	r.Parts = r.Parts[:0]
+	for i, part := range p.Parts {
+		r.bufs[i] = append(r.bufs[i][:0], part...)
+		r.Parts = append(r.Parts, r.bufs[i])
+	}
+	for _, s := range p.slots {
+		encodeID(r.Parts[s.part][s.off:s.off+idWidth(s.kind)], s.kind, hi, lo)
+	}
+	r.Spans = p.Spans
+}
+
+// splitmix64 is a bijective mixer: distinct sequence numbers give distinct ids.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}

@@ -1,0 +1,428 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// Config is one load run.
+type Config struct {
+	Protocol string
+	// Target is host:port of the protocol's receiver.
+	Target string
+	// Concurrency workers each send Requests requests (closed loop), unless Duration is set: then
+	// they send until it ends.
+	Concurrency int
+	Requests    int
+	Duration    time.Duration
+	// Spans per request (one trace per request).
+	Spans int
+	// Rate > 0 paces the whole run at that many requests per second (open loop): request k is due
+	// at start + k/Rate, and its latency counts from when it was due, so a slow server's queueing
+	// shows in the latency instead of silently lowering the rate (coordinated omission).
+	Rate float64
+	// PoolSize pre-encoded payloads are cycled through (default 64).
+	PoolSize int
+	Service  string
+	Seed     uint64
+	// Timeout bounds one request (default 30s).
+	Timeout time.Duration
+}
+
+// Result is what a run measured.
+type Result struct {
+	Protocol        string       `json:"protocol"`
+	Target          string       `json:"target"`
+	Concurrency     int          `json:"concurrency"`
+	SpansPerRequest int          `json:"spans_per_request"`
+	Rate            float64      `json:"rate,omitempty"`
+	Requests        int          `json:"requests"`
+	SpansSent       int          `json:"spans_sent"`
+	SpansAcked      int          `json:"spans_acked"` // spans of 2xx requests (UDP: every span written)
+	Bytes           int64        `json:"bytes"`
+	BytesPerRequest float64      `json:"bytes_per_request"`
+	ElapsedSeconds  float64      `json:"elapsed_s"`
+	RequestsPerSec  float64      `json:"requests_per_s"`
+	SpansPerSec     float64      `json:"spans_per_s"`
+	Status          StatusCounts `json:"status"`
+	Latency         LatencyStats `json:"latency"`
+	Errors          []string     `json:"errors,omitempty"` // the first few distinct errors
+	Start           time.Time    `json:"start"`
+	End             time.Time    `json:"end"`
+}
+
+// sender sends one request and classifies the outcome into a status code key.
+type sender interface {
+	send(ctx context.Context, r *Request) (code string, class int, err error)
+	close()
+}
+
+// Outcome classes.
+const (
+	classOK = iota
+	classTooMany
+	classServer
+	classOther
+	classTransport
+)
+
+func newSender(c Config) (sender, error) {
+	switch c.Protocol {
+	case OTLPGRPC:
+		return newGRPCSender(c)
+	case JaegerUDPCompact:
+		return &udpSender{target: c.Target}, nil
+	case DDTraceV04, DDTraceV05, JaegerThriftHTTP, ZipkinJSON, ZipkinProto, OTLPHTTP:
+		return newHTTPSender(c), nil
+	}
+	return nil, fmt.Errorf("unknown protocol %q (want one of %v)", c.Protocol, Protocols())
+}
+
+type httpSender struct {
+	client   *http.Client
+	url      string
+	protocol string
+}
+
+func newHTTPSender(c Config) *httpSender {
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        c.Concurrency * 2,
+		MaxIdleConnsPerHost: c.Concurrency * 2,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	return &httpSender{client: &http.Client{Transport: tr, Timeout: c.Timeout}, url: "http://" + c.Target + path(c.Protocol), protocol: c.Protocol}
+}
+
+func (s *httpSender) send(ctx context.Context, r *Request) (string, int, error) {
+	method := http.MethodPost
+	if s.protocol == DDTraceV04 || s.protocol == DDTraceV05 {
+		method = http.MethodPut
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.url, bytes.NewReader(r.Parts[0]))
+	if err != nil {
+		return "", classTransport, err
+	}
+	req.Header.Set("Content-Type", contentType(s.protocol))
+	if s.protocol == DDTraceV04 || s.protocol == DDTraceV05 {
+		req.Header.Set("Datadog-Meta-Lang", "go")
+		req.Header.Set("Datadog-Meta-Tracer-Version", "tracegen")
+		req.Header.Set("X-Datadog-Trace-Count", "1")
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return "", classTransport, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	code := strconv.Itoa(resp.StatusCode)
+	switch {
+	case resp.StatusCode/100 == 2:
+		return code, classOK, nil
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return code, classTooMany, nil
+	case resp.StatusCode/100 == 5:
+		return code, classServer, nil
+	}
+	return code, classOther, nil
+}
+
+func (s *httpSender) close() { s.client.CloseIdleConnections() }
+
+// rawCodec sends pre-encoded protobuf bytes as the gRPC message and keeps the reply undecoded.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) {
+	if b, ok := v.(*[]byte); ok {
+		return *b, nil
+	}
+	return nil, fmt.Errorf("rawCodec: unexpected %T", v)
+}
+
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	if b, ok := v.(*[]byte); ok {
+		*b = append((*b)[:0], data...)
+		return nil
+	}
+	return fmt.Errorf("rawCodec: unexpected %T", v)
+}
+
+func (rawCodec) Name() string { return "proto" }
+
+const otlpExportMethod = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+type grpcSender struct {
+	conns []*grpc.ClientConn
+	next  atomic.Uint64
+}
+
+func newGRPCSender(c Config) (*grpcSender, error) {
+	// A few connections, as several SDK exporters would open; the streams of one connection
+	// share its HTTP/2 flow control.
+	n := max(1, min(c.Concurrency, 8))
+	s := &grpcSender{}
+	for i := 0; i < n; i++ {
+		conn, err := grpc.NewClient(c.Target, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.conns = append(s.conns, conn)
+	}
+	return s, nil
+}
+
+func (s *grpcSender) send(ctx context.Context, r *Request) (string, int, error) {
+	conn := s.conns[s.next.Add(1)%uint64(len(s.conns))]
+	var reply []byte
+	err := conn.Invoke(ctx, otlpExportMethod, &r.Parts[0], &reply)
+	st, _ := status.FromError(err)
+	code := st.Code()
+	switch code {
+	case codes.OK:
+		return code.String(), classOK, nil
+	case codes.ResourceExhausted:
+		return code.String(), classTooMany, nil
+	case codes.Unavailable, codes.Internal, codes.Unknown, codes.DataLoss:
+		if code == codes.Unavailable && isTransport(err) {
+			return code.String(), classTransport, err
+		}
+		return code.String(), classServer, err
+	case codes.DeadlineExceeded, codes.Canceled:
+		return code.String(), classTransport, err
+	}
+	return code.String(), classOther, err
+}
+
+// isTransport tells a connection failure from an UNAVAILABLE answered by the server.
+func isTransport(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	st, _ := status.FromError(err)
+	msg := st.Message()
+	return bytes.Contains([]byte(msg), []byte("connection")) || bytes.Contains([]byte(msg), []byte("transport"))
+}
+
+func (s *grpcSender) close() {
+	for _, c := range s.conns {
+		_ = c.Close()
+	}
+}
+
+// udpSender writes each part as one datagram; UDP has no reply, so a written request counts as
+// 2xx ("sent") and the latency is the time to hand the packets to the kernel.
+type udpSender struct {
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+type udpConnKey struct{}
+
+func (s *udpSender) send(ctx context.Context, r *Request) (string, int, error) {
+	conn, _ := ctx.Value(udpConnKey{}).(net.Conn)
+	if conn == nil {
+		return "", classTransport, errors.New("no UDP connection")
+	}
+	for _, p := range r.Parts {
+		if _, err := conn.Write(p); err != nil {
+			return "", classTransport, err
+		}
+	}
+	return "sent", classOK, nil
+}
+
+func (s *udpSender) dial() (net.Conn, error) {
+	c, err := net.Dial("udp", s.target)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.conns = append(s.conns, c)
+	s.mu.Unlock()
+	return c, nil
+}
+
+func (s *udpSender) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		_ = c.Close()
+	}
+}
+
+// Run pre-encodes the pool, then sends the load and returns what it measured.
+func Run(ctx context.Context, c Config) (*Result, error) {
+	if c.Concurrency < 1 {
+		c.Concurrency = 1
+	}
+	if c.Spans < 1 {
+		c.Spans = 1
+	}
+	if c.Requests < 1 && c.Duration <= 0 {
+		return nil, errors.New("need requests per worker or a duration")
+	}
+	if c.PoolSize <= 0 {
+		c.PoolSize = 64
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 30 * time.Second
+	}
+	if c.Service == "" {
+		c.Service = "tracegen"
+	}
+	if c.Seed == 0 {
+		c.Seed = uint64(time.Now().UnixNano())
+	}
+	pool, err := NewPool(c.Protocol, c.Service, c.PoolSize, c.Spans, c.Seed)
+	if err != nil {
+		return nil, err
+	}
+	snd, err := newSender(c)
+	if err != nil {
+		return nil, err
+	}
+	defer snd.close()
+
+	type workerResult struct {
+		samples []time.Duration
+		status  StatusCounts
+		bytes   int64
+		spans   int
+		acked   int
+		errs    []string
+	}
+	results := make([]workerResult, c.Concurrency)
+	total := int64(c.Concurrency) * int64(c.Requests)
+	var seq atomic.Int64 // the next request number
+	hi := fixID(splitmix64(c.Seed))
+	start := time.Now()
+	var deadline time.Time
+	if c.Duration > 0 {
+		deadline = start.Add(c.Duration)
+	}
+	var wg sync.WaitGroup
+	var setupErr atomic.Pointer[error]
+	for w := 0; w < c.Concurrency; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			res := &results[w]
+			res.status.Codes = map[string]int{}
+			wctx := ctx
+			if u, ok := snd.(*udpSender); ok {
+				conn, err := u.dial()
+				if err != nil {
+					setupErr.Store(&err)
+					return
+				}
+				wctx = context.WithValue(ctx, udpConnKey{}, conn)
+			}
+			if c.Duration <= 0 {
+				res.samples = make([]time.Duration, 0, c.Requests)
+			}
+			var req Request
+			for ctx.Err() == nil {
+				k := seq.Add(1) - 1
+				if c.Duration <= 0 && k >= total {
+					return
+				}
+				due := time.Now()
+				if c.Rate > 0 {
+					due = start.Add(time.Duration(float64(k) / c.Rate * float64(time.Second)))
+					if d := time.Until(due); d > 0 {
+						select {
+						case <-time.After(d):
+						case <-ctx.Done():
+							return
+						}
+					}
+				}
+				if !deadline.IsZero() && time.Now().After(deadline) {
+					return
+				}
+				req.Fill(&pool.Payloads[k%int64(len(pool.Payloads))], hi, splitmix64(c.Seed+uint64(k)))
+				rctx, cancel := context.WithTimeout(wctx, c.Timeout)
+				code, class, err := snd.send(rctx, &req)
+				cancel()
+				res.samples = append(res.samples, time.Since(due))
+				for _, p := range req.Parts {
+					res.bytes += int64(len(p))
+				}
+				res.spans += req.Spans
+				switch class {
+				case classOK:
+					res.status.OK++
+					res.acked += req.Spans
+				case classTooMany:
+					res.status.TooMany++
+				case classServer:
+					res.status.Server++
+				case classOther:
+					res.status.Other++
+				default:
+					res.status.Transport++
+				}
+				if code == "" {
+					code = "transport"
+				}
+				res.status.Codes[code]++
+				if err != nil && len(res.errs) < 3 {
+					res.errs = append(res.errs, err.Error())
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	end := time.Now()
+	if e := setupErr.Load(); e != nil {
+		return nil, *e
+	}
+	out := &Result{Protocol: c.Protocol, Target: c.Target, Concurrency: c.Concurrency, SpansPerRequest: c.Spans, Rate: c.Rate,
+		Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds()}
+	var all []time.Duration
+	seen := map[string]bool{}
+	out.Status.Codes = map[string]int{}
+	for _, r := range results {
+		all = append(all, r.samples...)
+		out.Status.add(r.status)
+		out.Bytes += r.bytes
+		out.SpansSent += r.spans
+		out.SpansAcked += r.acked
+		for _, e := range r.errs {
+			if !seen[e] && len(out.Errors) < 5 {
+				seen[e] = true
+				out.Errors = append(out.Errors, e)
+			}
+		}
+	}
+	out.Requests = len(all)
+	out.Latency = Summarize(all)
+	if out.Requests > 0 {
+		out.BytesPerRequest = float64(out.Bytes) / float64(out.Requests)
+	}
+	if out.ElapsedSeconds > 0 {
+		out.RequestsPerSec = float64(out.Requests) / out.ElapsedSeconds
+		out.SpansPerSec = float64(out.SpansSent) / out.ElapsedSeconds
+	}
+	return out, nil
+}

@@ -1,0 +1,143 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+)
+
+func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+func TestSummarize(t *testing.T) {
+	tests := []struct {
+		name    string
+		samples []float64 // ms, in any order
+		want    LatencyStats
+	}{
+		{"empty", nil, LatencyStats{}},
+		{"one", []float64{3}, LatencyStats{Count: 1, Mean: 3, Min: 3, P50: 3, P90: 3, P99: 3, P999: 3, Max: 3}},
+		{"two", []float64{4, 2}, LatencyStats{Count: 2, Mean: 3, Min: 2, P50: 2, P90: 4, P99: 4, P999: 4, Max: 4}},
+		{
+			"1..100 shuffled",
+			func() []float64 {
+				var s []float64
+				for i := 100; i >= 1; i-- {
+					s = append(s, float64((i*37)%100+1))
+				}
+				return s
+			}(),
+			LatencyStats{Count: 100, Mean: 50.5, Min: 1, P50: 50, P90: 90, P99: 99, P999: 100, Max: 100},
+		},
+		{"outlier", []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1000}, LatencyStats{Count: 10, Mean: 100.9, Min: 1, P50: 1, P90: 1, P99: 1000, P999: 1000, Max: 1000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d []time.Duration
+			for _, v := range tt.samples {
+				d = append(d, ms(v))
+			}
+			got := Summarize(d)
+			round := func(s LatencyStats) LatencyStats {
+				r := func(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+				return LatencyStats{s.Count, r(s.Mean), r(s.Min), r(s.P50), r(s.P90), r(s.P99), r(s.P999), r(s.Max)}
+			}
+			if round(got) != tt.want {
+				t.Errorf("Summarize = %+v, want %+v", round(got), tt.want)
+			}
+		})
+	}
+}
+
+func TestPercentileNearestRank(t *testing.T) {
+	var s []time.Duration
+	for i := 1; i <= 1000; i++ {
+		s = append(s, time.Duration(i))
+	}
+	for _, tt := range []struct {
+		p    float64
+		want time.Duration
+	}{{0.1, 1}, {50, 500}, {99, 990}, {99.9, 999}, {100, 1000}, {0, 1}} {
+		if got := Percentile(s, tt.p); got != tt.want {
+			t.Errorf("p%v = %d, want %d", tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestRunCountsStatusesAndFreshTraces runs the generator against a server that answers 200, 429,
+// 503 and 400 in turn and records each request's trace id: the counts must add up, each class must
+// be counted, and no trace id may repeat although the pool holds only two payloads.
+func TestRunCountsStatusesAndFreshTraces(t *testing.T) {
+	var n atomic.Int64
+	var mu sync.Mutex
+	traces := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil || r.URL.Path != "/v1/traces" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		spans := req.Traces().ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		tid := spans.At(0).TraceID()
+		mu.Lock()
+		traces[hex.EncodeToString(tid[:])]++
+		mu.Unlock()
+		switch n.Add(1) % 4 {
+		case 0:
+			w.WriteHeader(http.StatusOK)
+		case 1:
+			w.WriteHeader(http.StatusTooManyRequests)
+		case 2:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			w.WriteHeader(http.StatusConflict)
+		}
+	}))
+	defer srv.Close()
+	res, err := Run(context.Background(), Config{Protocol: OTLPHTTP, Target: strings.TrimPrefix(srv.URL, "http://"),
+		Concurrency: 4, Requests: 25, Spans: 3, PoolSize: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Status
+	if res.Requests != 100 || res.SpansSent != 300 || st.OK+st.TooMany+st.Server+st.Other+st.Transport != 100 {
+		t.Fatalf("requests %d, spans %d, status %+v", res.Requests, res.SpansSent, st)
+	}
+	if st.OK != 25 || st.TooMany != 25 || st.Server != 25 || st.Other != 25 || st.Codes["409"] != 25 {
+		t.Errorf("status %+v, want 25 of each", st)
+	}
+	if res.SpansAcked != 75 {
+		t.Errorf("acked spans %d, want 75 (the 2xx requests')", res.SpansAcked)
+	}
+	if res.Latency.Count != 100 || res.Latency.Max < res.Latency.P50 || res.Latency.P50 <= 0 {
+		t.Errorf("latency %+v", res.Latency)
+	}
+	if len(traces) != 100 {
+		t.Errorf("%d distinct trace ids in 100 requests", len(traces))
+	}
+}
+
+// TestRunTransportErrors counts requests to a closed port as transport errors.
+func TestRunTransportErrors(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	srv.Close()
+	for _, p := range []string{OTLPHTTP, OTLPGRPC, ZipkinJSON} {
+		res, err := Run(context.Background(), Config{Protocol: p, Target: addr, Concurrency: 2, Requests: 3, Spans: 2, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status.Transport != 6 || res.Status.OK != 0 || len(res.Errors) == 0 {
+			t.Errorf("%s: status %+v, errors %v; want 6 transport errors", p, res.Status, res.Errors)
+		}
+	}
+}
