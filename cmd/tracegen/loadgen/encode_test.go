@@ -233,7 +233,6 @@ func decodeV05(t *testing.T, b []byte) []decodedSpan {
 	return out
 }
 
-
 // TestEncodeDecode decodes what every encoder wrote, after the per-request trace id rewrite, and
 // checks the spans: new trace id on every span, ids, parents, service, names, attributes, errors.
 func TestEncodeDecode(t *testing.T) {
