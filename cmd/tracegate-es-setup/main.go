@@ -1,0 +1,53 @@
+// Command tracegate-es-setup installs the lifecycle policy and the templates a mapping needs in
+// Elasticsearch, as Beats' and APM Server's `setup` does. Run it once per cluster, before tracegate
+// writes there, with the same environment tracegate uses:
+//
+//	ELASTICSEARCH_URL=https://es:9200 ELASTICSEARCH_API_KEY=... tracegate-es-setup --mode ecs
+//
+// Modes: otel (8.16+: checks that Elasticsearch ships the templates; installs nothing), ecs
+// (8.12-8.15), plain (7.17, 8.0-8.11). It is idempotent: resources tracegate installed are upgraded
+// only when this version is newer, and resources it did not install are never overwritten unless
+// --force is given. The JSON it installs is in configs/elasticsearch/<mode>/.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/tracegate/tracegate/internal/essetup"
+)
+
+func main() {
+	fs := flag.NewFlagSet("tracegate-es-setup", flag.ExitOnError)
+	mode := fs.String("mode", "otel", "mapping: otel (Elasticsearch 8.16+), ecs (8.12-8.15) or plain (7.17, 8.0-8.11)")
+	force := fs.Bool("force", false, "overwrite existing policies and templates, also newer ones and those tracegate did not install")
+	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
+	_ = fs.Parse(os.Args[1:])
+
+	url := os.Getenv("ELASTICSEARCH_URL")
+	if url == "" {
+		url = "http://localhost:9200"
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	_, err := essetup.Run(ctx, essetup.Options{
+		URLs:     strings.Split(url, ","),
+		APIKey:   os.Getenv("ELASTICSEARCH_API_KEY"),
+		Username: os.Getenv("ELASTICSEARCH_USERNAME"),
+		Password: os.Getenv("ELASTICSEARCH_PASSWORD"),
+		Mode:     *mode,
+		Force:    *force,
+		Log:      os.Stdout,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tracegate-es-setup:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,329 @@
+// Package essetup installs what a mapping needs in Elasticsearch — lifecycle policies, component
+// templates, index templates — the way Beats' and APM Server's `setup` does: idempotently, with
+// credentials from the environment, and without overwriting what it does not own or what is newer.
+package essetup
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tracegate/tracegate/configs/elasticsearch"
+)
+
+// Modes and the oldest Elasticsearch each supports.
+var minVersion = map[string][2]int{
+	"otel":  {8, 16}, // the otel-data plugin's traces-*.otel-* templates
+	"ecs":   {8, 12}, // require_data_stream
+	"plain": {7, 17}, // composable templates; older 7.x is end of life
+}
+
+// Options say where and what to install.
+type Options struct {
+	URLs     []string // tried in order; the first that answers as Elasticsearch is used
+	APIKey   string   // encoded API key, or
+	Username string   // basic authentication
+	Password string
+	Mode     string // otel, ecs or plain
+	// Force overwrites existing resources, also those tracegate does not manage or that are newer.
+	Force  bool
+	Client *http.Client
+	Log    io.Writer
+}
+
+// Action is what happened to one resource.
+type Action struct {
+	Kind    string // "ilm policy", "component template", "index template"
+	Name    string
+	Done    string // "installed", "upgraded", "kept"
+	Because string
+}
+
+// resource is one file of configs/elasticsearch/<mode>.
+type resource struct {
+	kind, name, apiPath string
+	body                []byte
+	version             int
+}
+
+// kinds in install order: a template may name a policy and component templates, never the reverse.
+var kinds = []struct{ prefix, kind, api string }{
+	{"ilm-policy.", "ilm policy", "_ilm/policy"},
+	{"component-template.", "component template", "_component_template"},
+	{"index-template.", "index template", "_index_template"},
+}
+
+// Resources lists what a mode installs, in install order.
+func Resources(mode string) ([]resource, error) {
+	if _, ok := minVersion[mode]; !ok {
+		return nil, fmt.Errorf("unknown mode %q: want otel, ecs or plain", mode)
+	}
+	if mode == "otel" {
+		return nil, nil // Elasticsearch 8.16+ ships these templates
+	}
+	entries, err := fs.ReadDir(elasticsearch.Templates, mode)
+	if err != nil {
+		return nil, err
+	}
+	var out []resource
+	for _, k := range kinds {
+		var names []string
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), k.prefix) {
+				names = append(names, e.Name())
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			body, err := fs.ReadFile(elasticsearch.Templates, path.Join(mode, n))
+			if err != nil {
+				return nil, err
+			}
+			r := resource{kind: k.kind, name: strings.TrimSuffix(strings.TrimPrefix(n, k.prefix), ".json"), body: body}
+			r.apiPath = k.api + "/" + r.name
+			if r.version, _, err = ownVersion(k.kind, body); err != nil {
+				return nil, fmt.Errorf("%s: %w", n, err)
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// ownVersion reads the version of a resource body and whether tracegate manages it: templates
+// carry "version" and _meta.managed_by; policies _meta.tracegate_version and _meta.managed_by
+// inside "policy".
+func ownVersion(kind string, body []byte) (version int, managed bool, err error) {
+	var doc struct {
+		Version int `json:"version"`
+		Meta    struct {
+			ManagedBy string `json:"managed_by"`
+		} `json:"_meta"`
+		Policy struct {
+			Meta struct {
+				ManagedBy string `json:"managed_by"`
+				Version   int    `json:"tracegate_version"`
+			} `json:"_meta"`
+		} `json:"policy"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return 0, false, err
+	}
+	if kind == "ilm policy" {
+		return doc.Policy.Meta.Version, doc.Policy.Meta.ManagedBy == "tracegate", nil
+	}
+	return doc.Version, doc.Meta.ManagedBy == "tracegate", nil
+}
+
+type client struct {
+	opts Options
+	base string
+}
+
+func (c *client) do(ctx context.Context, method, p string, body []byte) (int, []byte, http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.base, "/")+"/"+p, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	switch {
+	case c.opts.APIKey != "":
+		req.Header.Set("Authorization", "ApiKey "+c.opts.APIKey)
+	case c.opts.Username != "":
+		req.SetBasicAuth(c.opts.Username, c.opts.Password)
+	}
+	resp, err := c.opts.Client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	return resp.StatusCode, b, resp.Header, err
+}
+
+// Run connects, checks the version against the mode and installs what is missing or older.
+func Run(ctx context.Context, opts Options) ([]Action, error) {
+	if opts.Client == nil {
+		opts.Client = http.DefaultClient
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	resources, err := Resources(opts.Mode)
+	if err != nil {
+		return nil, err
+	}
+	c, version, err := connect(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	major, minor := parseVersion(version)
+	want := minVersion[opts.Mode]
+	if major < want[0] || (major == want[0] && minor < want[1]) {
+		return nil, fmt.Errorf("Elasticsearch %s is too old for the %s mapping (needs %d.%d or later): %s",
+			version, opts.Mode, want[0], want[1], suggestion(major, minor))
+	}
+	fmt.Fprintf(opts.Log, "Elasticsearch %s at %s, %s mapping\n", version, c.base, opts.Mode)
+	if opts.Mode == "otel" {
+		status, _, _, err := c.do(ctx, http.MethodGet, "_index_template/traces-otel@template", nil)
+		if err != nil {
+			return nil, err
+		}
+		if status != http.StatusOK {
+			return nil, fmt.Errorf("Elasticsearch %s has no traces-otel@template (status %d): is the otel-data plugin disabled?", version, status)
+		}
+		fmt.Fprintln(opts.Log, "nothing to install: Elasticsearch ships the otel mapping's templates")
+		return nil, nil
+	}
+	var actions []Action
+	for _, r := range resources {
+		a, err := install(ctx, c, r, opts.Force)
+		if err != nil {
+			return actions, fmt.Errorf("%s %s: %w", r.kind, r.name, err)
+		}
+		fmt.Fprintf(opts.Log, "%s %s %s%s\n", a.Done, a.Kind, a.Name, because(a.Because))
+		actions = append(actions, a)
+	}
+	return actions, nil
+}
+
+func because(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+func suggestion(major, minor int) string {
+	switch {
+	case major > 8 || (major == 8 && minor >= 12):
+		return "use --mode ecs, or upgrade to 8.16+ for otel"
+	case major >= 7:
+		return "use --mode plain"
+	}
+	return "upgrade Elasticsearch"
+}
+
+// connect finds the first URL that answers GET / as Elasticsearch, and its version.
+func connect(ctx context.Context, opts Options) (*client, string, error) {
+	var errs []error
+	for _, u := range opts.URLs {
+		c := &client{opts: opts, base: u}
+		status, body, h, err := c.do(ctx, http.MethodGet, "", nil)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if status != http.StatusOK {
+			errs = append(errs, fmt.Errorf("%s: GET / answered %d: %s", u, status, bytes.TrimSpace(body)))
+			continue
+		}
+		if h.Get("X-Elastic-Product") != "Elasticsearch" {
+			errs = append(errs, fmt.Errorf("%s is not Elasticsearch (no X-Elastic-Product header)", u))
+			continue
+		}
+		var info struct {
+			Version struct {
+				Number string `json:"number"`
+			} `json:"version"`
+		}
+		if err := json.Unmarshal(body, &info); err != nil || info.Version.Number == "" {
+			errs = append(errs, fmt.Errorf("%s: no version in GET /", u))
+			continue
+		}
+		return c, info.Version.Number, nil
+	}
+	if len(errs) == 0 {
+		return nil, "", errors.New("no Elasticsearch URL given (ELASTICSEARCH_URL)")
+	}
+	return nil, "", errors.Join(errs...)
+}
+
+// install puts r unless an existing resource must be kept: one tracegate does not manage, or one
+// whose version is the same or newer (unless force).
+func install(ctx context.Context, c *client, r resource, force bool) (Action, error) {
+	a := Action{Kind: r.kind, Name: r.name, Done: "installed"}
+	status, body, _, err := c.do(ctx, http.MethodGet, r.apiPath, nil)
+	if err != nil {
+		return a, err
+	}
+	switch status {
+	case http.StatusNotFound:
+	case http.StatusOK:
+		existing, managed, err := existingVersion(r.kind, r.name, body)
+		if err != nil {
+			return a, err
+		}
+		switch {
+		case force:
+			a.Done, a.Because = "upgraded", "--force"
+		case !managed:
+			a.Done, a.Because = "kept", "not managed by tracegate; --force overwrites it"
+			return a, nil
+		case existing >= r.version:
+			a.Done, a.Because = "kept", "version "+strconv.Itoa(existing)+" installed, this is "+strconv.Itoa(r.version)
+			return a, nil
+		default:
+			a.Done, a.Because = "upgraded", "version "+strconv.Itoa(existing)+" → "+strconv.Itoa(r.version)
+		}
+	default:
+		return a, fmt.Errorf("GET %s answered %d: %s", r.apiPath, status, bytes.TrimSpace(body))
+	}
+	status, body, _, err = c.do(ctx, http.MethodPut, r.apiPath, r.body)
+	if err != nil {
+		return a, err
+	}
+	if status != http.StatusOK {
+		return a, fmt.Errorf("PUT %s answered %d: %s", r.apiPath, status, bytes.TrimSpace(body))
+	}
+	return a, nil
+}
+
+// existingVersion reads the version and owner of a GET response for one resource.
+func existingVersion(kind, name string, body []byte) (int, bool, error) {
+	var list map[string]json.RawMessage
+	if err := json.Unmarshal(body, &list); err != nil {
+		return 0, false, fmt.Errorf("GET response: %w", err)
+	}
+	switch kind {
+	case "ilm policy":
+		return ownVersion(kind, list[name])
+	default:
+		key, item := "index_templates", "index_template"
+		if kind == "component template" {
+			key, item = "component_templates", "component_template"
+		}
+		var entries []map[string]json.RawMessage
+		if err := json.Unmarshal(list[key], &entries); err != nil {
+			return 0, false, fmt.Errorf("GET response: %w", err)
+		}
+		for _, e := range entries {
+			var n string
+			_ = json.Unmarshal(e["name"], &n)
+			if n == name {
+				return ownVersion(kind, e[item])
+			}
+		}
+		return 0, false, fmt.Errorf("GET response does not list %s", name)
+	}
+}
+
+func parseVersion(v string) (major, minor int) {
+	parts := strings.SplitN(v, ".", 3)
+	major, _ = strconv.Atoi(parts[0])
+	if len(parts) > 1 {
+		minor, _ = strconv.Atoi(parts[1])
+	}
+	return major, minor
+}

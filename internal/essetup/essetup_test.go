@@ -1,0 +1,165 @@
+package essetup
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tracegate/tracegate/internal/esstandin"
+)
+
+// standin runs the Elasticsearch stand-in behind a recorder of Authorization headers.
+func standin(t *testing.T, version string) (*esstandin.Server, string, func() []string) {
+	t.Helper()
+	es, err := esstandin.New(esstandin.Options{Version: version, KeepDocuments: true})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var auth []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		es.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	return es, hs.URL, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), auth...) }
+}
+
+func summary(actions []Action) []string {
+	var out []string
+	for _, a := range actions {
+		out = append(out, a.Done+" "+a.Kind+" "+a.Name)
+	}
+	return out
+}
+
+func TestInstallECS(t *testing.T) {
+	es, url, auth := standin(t, "8.13.4")
+	opts := Options{URLs: []string{"http://127.0.0.1:1", url}, APIKey: "a2V5", Mode: "ecs"}
+	actions, err := Run(context.Background(), opts)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"installed ilm policy tracegate-traces",
+		"installed component template tracegate-traces-ecs@mappings",
+		"installed component template tracegate-traces-ecs@settings",
+		"installed index template tracegate-traces-ecs",
+	}, summary(actions))
+	for _, a := range auth() {
+		assert.Equal(t, "ApiKey a2V5", a)
+	}
+	// The template turns traces-generic-default into a data stream: ECS documents are accepted.
+	body := `{"create":{"_index":"traces-generic-default"}}` + "\n" + `{"@timestamp":"2026-11-30T00:00:00Z","span":{"id":"aa"}}` + "\n"
+	resp, err := http.Post(url+"/_bulk?require_data_stream=true", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 1, es.Stats().Documents)
+
+	// Idempotent: a second run changes nothing.
+	puts := countPuts(es)
+	actions, err = Run(context.Background(), opts)
+	require.NoError(t, err)
+	for _, a := range actions {
+		assert.Equal(t, "kept", a.Done, a.Name)
+	}
+	assert.Equal(t, puts, countPuts(es), "no PUT on the second run")
+}
+
+func countPuts(es *esstandin.Server) int {
+	n := 0
+	for _, r := range es.SetupRequests() {
+		if r.Method == http.MethodPut {
+			n++
+		}
+	}
+	return n
+}
+
+func TestNeverOverwritesWhatItDoesNotOwnOrIsNewer(t *testing.T) {
+	es, url, _ := standin(t, "8.14.0")
+	put := func(path, body string) {
+		req, _ := http.NewRequest(http.MethodPut, url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode)
+	}
+	put("/_index_template/tracegate-traces-ecs", `{"index_patterns":["traces-generic-*"],"data_stream":{},"version":9,"_meta":{"managed_by":"ops-team"}}`)
+	put("/_component_template/tracegate-traces-ecs@settings", `{"template":{},"version":7,"_meta":{"managed_by":"tracegate"}}`)
+	put("/_component_template/tracegate-traces-ecs@mappings", `{"template":{},"version":0,"_meta":{"managed_by":"tracegate"}}`)
+
+	actions, err := Run(context.Background(), Options{URLs: []string{url}, Mode: "ecs"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"installed ilm policy tracegate-traces",
+		"upgraded component template tracegate-traces-ecs@mappings", // ours, older
+		"kept component template tracegate-traces-ecs@settings",     // ours, newer
+		"kept index template tracegate-traces-ecs",                  // the user's
+	}, summary(actions))
+	user, _ := es.SetupResource("_index_template", "tracegate-traces-ecs")
+	assert.Contains(t, string(user), "ops-team")
+
+	actions, err = Run(context.Background(), Options{URLs: []string{url}, Mode: "ecs", Force: true})
+	require.NoError(t, err)
+	for _, a := range actions {
+		assert.Equal(t, "upgraded", a.Done, a.Name)
+	}
+	ours, _ := es.SetupResource("_index_template", "tracegate-traces-ecs")
+	assert.Contains(t, string(ours), `"managed_by": "tracegate"`)
+}
+
+func TestVersionChecks(t *testing.T) {
+	for _, tt := range []struct {
+		version, mode string
+		wantErr       string // "" = success
+		wantInstalled int
+	}{
+		{"8.17.0", "otel", "", 0},
+		{"8.13.4", "otel", "Elasticsearch 8.13.4 is too old for the otel mapping (needs 8.16 or later): use --mode ecs, or upgrade to 8.16+ for otel", 0},
+		{"8.11.4", "ecs", "Elasticsearch 8.11.4 is too old for the ecs mapping (needs 8.12 or later): use --mode plain", 0},
+		{"7.17.25", "plain", "", 4},
+		{"8.5.3", "plain", "", 4},
+		{"8.13.4", "bodymap", `unknown mode "bodymap": want otel, ecs or plain`, 0},
+	} {
+		t.Run(tt.version+"/"+tt.mode, func(t *testing.T) {
+			_, url, _ := standin(t, tt.version)
+			actions, err := Run(context.Background(), Options{URLs: []string{url}, Mode: tt.mode, Username: "elastic", Password: "x"})
+			if tt.wantErr != "" {
+				assert.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, actions, tt.wantInstalled)
+		})
+	}
+}
+
+func TestNotElasticsearch(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"version":{"number":"8.17.0"}}`))
+	}))
+	defer hs.Close()
+	_, err := Run(context.Background(), Options{URLs: []string{hs.URL}, Mode: "ecs"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is not Elasticsearch")
+}
+
+func TestEveryTemplateFileIsValid(t *testing.T) {
+	for _, mode := range []string{"ecs", "plain"} {
+		rs, err := Resources(mode)
+		require.NoError(t, err)
+		require.Len(t, rs, 4, mode)
+		for _, r := range rs {
+			_, managed, err := ownVersion(r.kind, r.body)
+			require.NoError(t, err)
+			assert.True(t, managed, "%s %s must say managed_by tracegate", r.kind, r.name)
+			assert.Positive(t, r.version, "%s %s needs a version", r.kind, r.name)
+		}
+	}
+}
