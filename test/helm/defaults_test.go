@@ -28,6 +28,6 @@ func TestDefaultConfigFollowsConfigs(t *testing.T) {
 		g, _ := json.MarshalIndent(got, "", "  ")
 		w, _ := json.MarshalIndent(want, "", "  ")
 		t.Errorf("values.yaml config differs from configs/default.yaml (less processors.buffer.storage):\n%s\n%s",
-			firstDiff(string(w), string(g)), "update charts/tracegate/values.yaml, then make helm-examples")
+			firstDiff(string(w), string(g), "configs/default.yaml", "values.yaml config  "), "update charts/tracegate/values.yaml, then make helm-examples")
 	}
 }

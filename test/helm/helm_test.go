@@ -241,7 +241,7 @@ func compareRendered(t *testing.T, dir string, files map[string]string) {
 		}
 		if string(got) != want {
 			t.Errorf("%s/%s differs from what the chart renders (make helm-examples regenerates it):\n%s",
-				dir, e.Name(), firstDiff(string(got), want))
+				dir, e.Name(), firstDiff(string(got), want, "committed", "rendered "))
 		}
 	}
 	for name := range files {
@@ -251,9 +251,9 @@ func compareRendered(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-// firstDiff shows the first differing line of committed and rendered text.
-func firstDiff(committed, rendered string) string {
-	a, b := strings.Split(committed, "\n"), strings.Split(rendered, "\n")
+// firstDiff shows the first differing line of two texts, named nameA and nameB.
+func firstDiff(textA, textB, nameA, nameB string) string {
+	a, b := strings.Split(textA, "\n"), strings.Split(textB, "\n")
 	for i := 0; i < len(a) || i < len(b); i++ {
 		var la, lb string
 		if i < len(a) {
@@ -263,7 +263,7 @@ func firstDiff(committed, rendered string) string {
 			lb = b[i]
 		}
 		if la != lb || i >= len(a) || i >= len(b) {
-			return fmt.Sprintf("line %d:\n  committed: %q\n  rendered:  %q", i+1, la, lb)
+			return fmt.Sprintf("line %d:\n  %s: %q\n  %s: %q", i+1, nameA, la, nameB, lb)
 		}
 	}
 	return "(no difference found)"
