@@ -53,7 +53,23 @@ type gateway struct {
 // comma-separated convention is exercised too. The collector's log is printed if the test fails.
 func startGateway(t *testing.T, config string) *gateway {
 	t.Helper()
-	es, err := esstandin.New(esstandin.Options{KeepDocuments: true})
+	return startGatewayWith(t, gatewayOptions{config: config})
+}
+
+// gatewayOptions vary the gateway: the pipeline config, overlays from configs/ (e.g.
+// "elasticsearch/ecs.yaml"), the Elasticsearch version the stand-in claims, and a setup step run
+// against the stand-in before tracegate starts.
+type gatewayOptions struct {
+	config    string
+	overlays  []string
+	esVersion string
+	beforeRun func(t *testing.T, es *esstandin.Server)
+}
+
+func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
+	t.Helper()
+	config := o.config
+	es, err := esstandin.New(esstandin.Options{KeepDocuments: true, Version: o.esVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,9 +129,16 @@ func startGateway(t *testing.T, config string) *gateway {
 	if err := os.WriteFile(overlayPath, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	args := []string{"--config", filepath.Join(repoRoot, "configs", config)}
+	for _, ov := range o.overlays {
+		args = append(args, "--config", filepath.Join(repoRoot, "configs", ov))
+	}
+	if o.beforeRun != nil {
+		o.beforeRun(t, es)
+	}
 	g.opts = collectorproc.Options{
 		Binary:    binary(t),
-		Args:      []string{"--config", filepath.Join(repoRoot, "configs", config), "--config", overlayPath},
+		Args:      append(args, "--config", overlayPath),
 		Env:       []string{"ELASTICSEARCH_URL=" + es.URL() + "," + es.URL(), "TRACEGATE_BUFFER_DIR=" + g.bufferDir},
 		HealthURL: "http://" + health + "/",
 	}
