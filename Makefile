@@ -11,7 +11,7 @@ CONFIGS    = $(wildcard configs/*.yaml)
 PKGS       = ./...
 TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench-go clean help
+.PHONY: es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench-go clean help
 
 all: build
 
@@ -47,8 +47,9 @@ lint: ## gofmt (our code; generated cmd/tracegate excluded), go vet (all three m
 	cd test/ddclients && $(GO) vet ./...
 	cd test/helm && $(GO) vet ./...
 
-validate-configs: build ## validate every file in configs/ with the built binary
-	@for c in $(CONFIGS); do ./$(BINARY) validate --config $$c && echo "valid: $$c" || exit 1; done
+validate-configs: build ## validate every file in configs/, and each with every configs/elasticsearch overlay
+	@for c in $(CONFIGS); do ./$(BINARY) validate --config $$c && echo "valid: $$c" || exit 1; \
+		for o in configs/elasticsearch/*.yaml; do ./$(BINARY) validate --config $$c --config $$o && echo "valid: $$c + $$o" || exit 1; done; done
 
 unit-test: ## unit tests of our packages (race detector on)
 	$(GO) test $(TEST_FLAGS) -race $$($(GO) list $(PKGS) | grep -v /test/e2e)
@@ -83,6 +84,9 @@ demo: build ## stand-in + tracegate on the standard ports, traces over every pro
 
 run: build ## run tracegate with configs/default.yaml (ELASTICSEARCH_URL, default http://localhost:9200)
 	./$(BINARY) --config configs/default.yaml
+
+es-setup: ## install the templates a mapping needs: make es-setup MODE=ecs|plain|otel (ELASTICSEARCH_URL, credentials from the environment)
+	$(GO) run ./cmd/tracegate-es-setup --mode $(or $(MODE),otel)
 
 es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:9200
 	$(GO) run ./cmd/es-standin

@@ -54,7 +54,7 @@ func TestComponents(t *testing.T) {
 	}
 	want := map[string][]string{
 		"receivers":  {"ddtrace", "jaeger", "otlp", "zipkin"},
-		"processors": {"batch", "buffer", "memory_limiter"},
+		"processors": {"batch", "buffer", "elasticmapping", "memory_limiter"},
 		// otlp_grpc and otlp_http are built in but not listed: see testdata/otlp-exporters.yaml.
 		"exporters":  {"debug", "elasticsearch"},
 		"extensions": {"file_storage", "health_check", "pprof", "zpages"},
@@ -90,6 +90,20 @@ func TestValidateConfigs(t *testing.T) {
 				}
 			}
 		})
+	}
+	// The Elasticsearch version overlays go on top of either pipeline.
+	overlays, err := filepath.Glob(filepath.Join(repoRoot, "configs", "elasticsearch", "*.yaml"))
+	if err != nil || len(overlays) == 0 {
+		t.Fatalf("no overlays found: %v", err)
+	}
+	for _, base := range configs {
+		for _, ov := range overlays {
+			t.Run(filepath.Base(base)+"+"+filepath.Base(ov), func(t *testing.T) {
+				if out, err := runBinary(t, nil, "validate", "--config", base, "--config", ov); err != nil {
+					t.Errorf("validate: %v\n%s", err, out)
+				}
+			})
+		}
 	}
 	t.Run("otlp-exporters", func(t *testing.T) {
 		if out, err := runBinary(t, nil, "validate", "--config", "testdata/otlp-exporters.yaml"); err != nil {
