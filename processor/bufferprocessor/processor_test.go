@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -223,6 +224,7 @@ func TestFullRefusesWithRetryableStatus(t *testing.T) {
 			assert.ErrorIs(t, err, ErrFull)
 			assert.False(t, consumererror.IsPermanent(err))
 			assert.Equal(t, codes.ResourceExhausted, status.Code(err), "receivers answer RESOURCE_EXHAUSTED / HTTP 429")
+			assertRetryInfo(t, err)
 			assert.Equal(t, int64(per), h.sum(t, "processor_buffer_refused_spans", ""))
 			close(rec.gate)
 			rec.waitDistinct(t, accepted*per)
@@ -340,4 +342,20 @@ func TestEmptyBatchIsAccepted(t *testing.T) {
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces()))
 	h.shutdown(t)
 	assert.Zero(t, rec.n.Load())
+}
+
+// assertRetryInfo checks that a RESOURCE_EXHAUSTED refusal tells gRPC clients when to retry:
+// without RetryInfo, OTLP/gRPC clients (the otlp_grpc exporter of an agent collector among them)
+// treat RESOURCE_EXHAUSTED as permanent and drop the data.
+func assertRetryInfo(t *testing.T, err error) {
+	t.Helper()
+	st, ok := status.FromError(err)
+	require.True(t, ok)
+	var delay time.Duration
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			delay = ri.GetRetryDelay().AsDuration()
+		}
+	}
+	assert.Positive(t, delay, "RESOURCE_EXHAUSTED without a RetryInfo delay")
 }
