@@ -40,7 +40,7 @@ check-generated: generate ## fail when generated code (cmd/tracegate, internal/m
 	@test -z "$$(git status --porcelain --untracked-files=all -- $(GENERATED) | grep -v '^?? cmd/tracegate/tracegate$$')" || \
 		{ git status --porcelain -- $(GENERATED); echo "uncommitted generated files"; exit 1; }
 
-lint: ## gofmt (our code; generated cmd/tracegate excluded), go vet (all three modules)
+lint: ## gofmt (our code; generated cmd/tracegate excluded), go vet (every module)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^cmd/tracegate/')); test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	$(GO) vet $(PKGS)
 	cd cmd/tracegate && $(GO) vet ./...
