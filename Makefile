@@ -11,7 +11,7 @@ CONFIGS    = $(wildcard configs/*.yaml)
 PKGS       = ./...
 TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench-go clean help
+.PHONY: es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench bench-go clean help
 
 all: build
 
@@ -90,6 +90,12 @@ es-setup: ## install the templates a mapping needs: make es-setup MODE=ecs|plain
 
 es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:9200
 	$(GO) run ./cmd/es-standin
+
+BENCH_FLAGS ?=
+bench: build build-stock ## pipeline benchmark, tracegate vs stock per protocol x mode -> docs/benchmarks.md/.json (BENCH_FLAGS=-quick for a short run)
+	$(GO) build -o bin/tracegen ./cmd/tracegen
+	$(GO) build -o bin/benchrun ./cmd/benchrun
+	BENCH_COMMAND="make bench BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun $(BENCH_FLAGS)
 
 bench-go: ## Go benchmarks of the hot paths (ddtrace decode+translate, HTTP handler, buffer), -benchmem
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./receiver/ddtracereceiver/ ./processor/bufferprocessor/...

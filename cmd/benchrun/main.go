@@ -1,0 +1,492 @@
+// Command benchrun is `make bench`: it runs the load generator (bin/tracegen) against tracegate and
+// a stock collector build, one protocol and delivery mode at a time, and writes the Datakit-style
+// table with tracegate/stock ratios to docs/benchmarks.md and docs/benchmarks.json.
+//
+// Each run: the Elasticsearch stand-in in this process (no documents kept, optional latency per
+// bulk), a fresh collector pinned to CPU 0 (taskset -c 0), tracegen pinned to CPU 1 with this
+// process, the collector's CPU % (utime+stime from /proc/<pid>/stat) from the first request until
+// the last span reached the stand-in, its peak RSS (VmHWM), and the end-to-end rate: spans in the
+// stand-in divided by the time from the first request to the last span's arrival.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tracegate/tracegate/cmd/tracegen/loadgen"
+	"github.com/tracegate/tracegate/internal/collectorproc"
+	"github.com/tracegate/tracegate/internal/esstandin"
+)
+
+// Modes, in table order.
+var allModes = []string{"nobuffer", "memory", "overflow", "write_ahead"}
+
+// modeConfigs are the configuration files of each collector per mode (paths from the repository
+// root). Stock has no overflow mode: its queue is in memory or on disk.
+var modeConfigs = map[string]map[string]string{
+	"tracegate": {
+		"nobuffer":    "configs/bench/tracegate-nobuffer.yaml",
+		"memory":      "configs/bench/tracegate-memory.yaml",
+		"overflow":    "configs/default.yaml",
+		"write_ahead": "configs/durable.yaml",
+	},
+	"stock": {
+		"nobuffer":    "configs/bench/stock.yaml",
+		"memory":      "configs/bench/stock-memory.yaml",
+		"write_ahead": "configs/bench/stock-write_ahead.yaml",
+	},
+}
+
+// stockProtocols are the protocols the stock build accepts (no ddtrace receiver).
+func stockSupports(protocol string) bool { return !strings.HasPrefix(protocol, "ddtrace") }
+
+type options struct {
+	root                    string
+	tracegate, stock, gen   string
+	protocols, modes, colls []string
+	conc, requests, spans   int
+	rate                    float64
+	duration                time.Duration
+	esLatency, esJitter     time.Duration
+	collectorCPU, clientCPU int
+	stall, maxWait          time.Duration
+	mdPath, jsonPath, label string
+	quick, check, noWrite   bool
+	warmup                  int
+	command                 string
+}
+
+func main() {
+	if err := mainErr(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr() error {
+	var o options
+	var protocols, modes, colls string
+	flag.StringVar(&o.root, "root", ".", "repository root (configs/ and bin/ are found from it)")
+	flag.StringVar(&o.tracegate, "tracegate", "bin/tracegate", "tracegate binary")
+	flag.StringVar(&o.stock, "stock", "bin/tracegate-stock", "stock collector binary (make build-stock)")
+	flag.StringVar(&o.gen, "tracegen", "bin/tracegen", "load generator binary")
+	flag.StringVar(&protocols, "protocols", "all", "comma-separated protocols or all: "+strings.Join(loadgen.Protocols(), ","))
+	flag.StringVar(&modes, "modes", strings.Join(allModes, ","), "comma-separated delivery modes")
+	flag.StringVar(&colls, "collectors", "tracegate,stock", "collectors to run")
+	flag.IntVar(&o.conc, "c", 100, "client concurrency (Datakit: 100 threads)")
+	flag.IntVar(&o.requests, "n", 1000, "requests per client (Datakit: 1000)")
+	flag.IntVar(&o.spans, "spans", 10, "spans per request (Datakit: 10)")
+	flag.Float64Var(&o.rate, "rate", 0, "fixed request rate per run (requests/s); 0: closed loop, as fast as the collector answers")
+	flag.DurationVar(&o.duration, "duration", 0, "send for this long per run instead of -n requests per client")
+	flag.DurationVar(&o.esLatency, "es-latency", 0, "latency the stand-in adds to every bulk request")
+	flag.DurationVar(&o.esJitter, "es-jitter", 0, "up to this much more latency per bulk, at random")
+	flag.IntVar(&o.collectorCPU, "collector-cpu", 0, "CPU the collector is pinned to (taskset -c)")
+	flag.IntVar(&o.clientCPU, "client-cpu", 1, "CPU tracegen and this process (the stand-in) are pinned to; -1: no pinning")
+	flag.DurationVar(&o.stall, "stall", 20*time.Second, "give up waiting for spans after this long without a new one")
+	flag.DurationVar(&o.maxWait, "max-wait", 5*time.Minute, "give up waiting for spans after this long in all")
+	flag.StringVar(&o.mdPath, "md", "docs/benchmarks.md", "Markdown report; only its \"## Pipeline benchmarks (make bench)\" section is replaced")
+	flag.StringVar(&o.jsonPath, "json", "docs/benchmarks.json", "JSON report")
+	flag.StringVar(&o.label, "label", "", "a note printed with the results (e.g. why this run)")
+	flag.BoolVar(&o.quick, "quick", false, "a quick run: 10 clients x 100 requests x 10 spans (overrides -c, -n, -spans)")
+	flag.BoolVar(&o.check, "check", false, "exit non-zero unless every acknowledged span reached the stand-in in every run")
+	flag.IntVar(&o.warmup, "warmup", 5, "warm-up requests per client before each measurement (0: none)")
+	flag.BoolVar(&o.noWrite, "no-write", false, "print the table only; write neither report file")
+	flag.Parse()
+	o.command = "benchrun " + strings.Join(os.Args[1:], " ")
+	if c := os.Getenv("BENCH_COMMAND"); c != "" {
+		o.command = c
+	}
+	if o.quick {
+		o.conc, o.requests, o.spans = 10, 100, 10
+	}
+	o.protocols = splitList(protocols, loadgen.Protocols())
+	o.modes = splitList(modes, allModes)
+	o.colls = splitList(colls, []string{"tracegate", "stock"})
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.clientCPU >= 0 {
+		// This process hosts the stand-in: keep it off the collector's CPU.
+		var set unix.CPUSet
+		set.Set(o.clientCPU)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return fmt.Errorf("pin to CPU %d: %w", o.clientCPU, err)
+		}
+	}
+	rep, err := benchmark(ctx, o)
+	if err != nil {
+		return err
+	}
+	md := rep.markdown()
+	fmt.Print(md)
+	if !o.noWrite {
+		if err := writeSection(fromRoot(o.root, o.mdPath), md); err != nil {
+			return err
+		}
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(fromRoot(o.root, o.jsonPath), append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("\nwrote %s and %s\n", o.mdPath, o.jsonPath)
+	}
+	if o.check {
+		var bad []string
+		for _, r := range rep.Runs {
+			if r.Error != "" || r.SpansInES < r.Gen.SpansAcked || r.Gen.SpansAcked < r.Gen.SpansSent {
+				bad = append(bad, fmt.Sprintf("%s/%s/%s: sent %d, acknowledged %d, in Elasticsearch %d %s",
+					r.Collector, r.Mode, r.Protocol, r.Gen.SpansSent, r.Gen.SpansAcked, r.SpansInES, r.Error))
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("check failed:\n  %s", strings.Join(bad, "\n  "))
+		}
+		fmt.Println("check: every span arrived in every run")
+	}
+	return nil
+}
+
+// fromRoot resolves a relative path against the repository root.
+func fromRoot(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+func splitList(v string, all []string) []string {
+	if v == "all" || v == "" {
+		return all
+	}
+	return strings.Split(v, ",")
+}
+
+// benchmark runs every collector x mode x protocol and collects the results.
+func benchmark(ctx context.Context, o options) (*report, error) {
+	rep := newReport(o)
+	es, err := esstandin.New(esstandin.Options{KeepDocuments: false})
+	if err != nil {
+		return nil, err
+	}
+	if err := es.Start("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	defer es.Close()
+	if err := es.SetFaults(esstandin.Faults{Latency: esstandin.Duration(o.esLatency), LatencyJitter: esstandin.Duration(o.esJitter)}); err != nil {
+		return nil, err
+	}
+	for _, mode := range o.modes {
+		for _, protocol := range o.protocols {
+			for _, coll := range o.colls {
+				if coll == "stock" && !stockSupports(protocol) {
+					continue
+				}
+				cfg, ok := modeConfigs[coll][mode]
+				if !ok {
+					continue
+				}
+				if ctx.Err() != nil {
+					return rep, ctx.Err()
+				}
+				fmt.Fprintf(os.Stderr, "== %s %s %s\n", coll, mode, protocol)
+				r := runOne(ctx, o, es, coll, mode, protocol, cfg)
+				if r.Error != "" {
+					fmt.Fprintf(os.Stderr, "   error: %s\n", r.Error)
+				}
+				fmt.Fprintf(os.Stderr, "   %s\n", r.oneLine())
+				rep.Runs = append(rep.Runs, r)
+			}
+		}
+	}
+	return rep, nil
+}
+
+// run is one collector x mode x protocol measurement.
+type run struct {
+	Collector string `json:"collector"`
+	Mode      string `json:"mode"`
+	Protocol  string `json:"protocol"`
+	Config    string `json:"config"`
+	// Gen is tracegen's own result: requests, bytes, latency, statuses.
+	Gen loadgen.Result `json:"generator"`
+	// CPUPercent is the collector's utime+stime over the wall time from the first request to the
+	// last span's arrival (100 = one core busy).
+	CPUPercent float64 `json:"collector_cpu_percent"`
+	PeakRSSMB  float64 `json:"collector_peak_rss_mb"`
+	// ClientCPUPercent is tracegen's and this process's (the stand-in's) CPU over the same window:
+	// near 100, the client side, not the collector, limited the run.
+	GenCPUPercent     float64 `json:"tracegen_cpu_percent"`
+	StandinCPUPercent float64 `json:"standin_cpu_percent"`
+	SpansInES         int     `json:"spans_in_elasticsearch"`
+	DuplicateSpans    int     `json:"duplicate_spans"`
+	BulkRequests      int     `json:"bulk_requests"`
+	// LastSpanSeconds is the time from the first request until the last span arrived.
+	LastSpanSeconds float64 `json:"last_span_s"`
+	E2ESpansPerSec  float64 `json:"e2e_spans_per_s"`
+	// SpansPerCoreSec is the end-to-end rate per collector core: E2ESpansPerSec / (CPUPercent/100).
+	SpansPerCoreSec float64 `json:"spans_per_core_s"`
+	Error           string  `json:"error,omitempty"`
+}
+
+func (r *run) oneLine() string {
+	return fmt.Sprintf("%d/%d spans in ES, %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms, 2xx %d 429 %d 5xx %d other %d transport %d, last span %.1fs",
+		r.SpansInES, r.Gen.SpansSent, r.E2ESpansPerSec, r.CPUPercent, r.PeakRSSMB, r.Gen.Latency.P50, r.Gen.Latency.P99,
+		r.Gen.Status.OK, r.Gen.Status.TooMany, r.Gen.Status.Server, r.Gen.Status.Other, r.Gen.Status.Transport, r.LastSpanSeconds)
+}
+
+func runOne(ctx context.Context, o options, es *esstandin.Server, coll, mode, protocol, cfg string) (r run) {
+	r = run{Collector: coll, Mode: mode, Protocol: protocol, Config: cfg}
+	fail := func(err error) run { r.Error = err.Error(); return r }
+	es.Reset()
+	bin := o.tracegate
+	if coll == "stock" {
+		bin = o.stock
+	}
+	bin = filepath.Join(o.root, bin)
+	tmp, err := os.MkdirTemp("", "benchrun-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	ports, overlay, err := overlayFor(coll, cfg)
+	if err != nil {
+		return fail(err)
+	}
+	overlayPath := filepath.Join(tmp, "ports.yaml")
+	if err := os.WriteFile(overlayPath, overlay, 0o600); err != nil {
+		return fail(err)
+	}
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		return fail(fmt.Errorf("taskset: %w (util-linux)", err))
+	}
+	proc, err := collectorproc.Start(ctx, collectorproc.Options{
+		Binary:    taskset,
+		Args:      []string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath},
+		Env:       []string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")},
+		HealthURL: "http://" + ports.health + "/",
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		if err := proc.Stop(30 * time.Second); err != nil && r.Error == "" {
+			r.Error = "stop: " + err.Error()
+		}
+		if r.Error != "" {
+			log := proc.Log()
+			if len(log) > 2000 {
+				log = log[len(log)-2000:]
+			}
+			r.Error += "\ncollector log (tail):\n" + log
+		}
+	}()
+	pid := proc.Pid()
+
+	genArgs := []string{"-protocol", protocol, "-target", ports.target(protocol), "-c", fmt.Sprint(o.conc), "-n", fmt.Sprint(o.requests),
+		"-spans", fmt.Sprint(o.spans), "-service", "bench-" + protocol, "-json", "-"}
+	if o.rate > 0 {
+		genArgs = append(genArgs, "-rate", fmt.Sprint(o.rate))
+	}
+	if o.duration > 0 {
+		genArgs = append(genArgs, "-duration", o.duration.String())
+	}
+	name := filepath.Join(o.root, o.gen)
+	if o.clientCPU >= 0 {
+		genArgs = append([]string{"-c", fmt.Sprint(o.clientCPU), name}, genArgs...)
+		name = taskset
+	}
+	// Warm up: a few requests per client open the connections and page the code in; their spans
+	// are awaited and then forgotten, so the measurement starts from a settled collector.
+	if o.warmup > 0 {
+		warm := exec.CommandContext(ctx, name, append(genArgsWith(genArgs, "-n", fmt.Sprint(o.warmup)), "-rate", "0")...)
+		if out, err := warm.Output(); err != nil {
+			return fail(fmt.Errorf("tracegen warm-up: %w: %.300s", err, out))
+		}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_ = es.WaitForSpans(wctx, o.conc*o.warmup*o.spans) // UDP may lose some: then the timeout ends it
+		cancel()
+		time.Sleep(1500 * time.Millisecond) // a batch timeout (1s): stragglers land before the reset
+		es.Reset()
+	}
+	cpu0, err := cpuTicks(pid)
+	if err != nil {
+		return fail(err)
+	}
+	self0, _ := cpuTicks(os.Getpid())
+	start := time.Now()
+	gen := exec.CommandContext(ctx, name, genArgs...)
+	gen.Stderr = os.Stderr
+	out, err := gen.Output()
+	if err != nil {
+		return fail(fmt.Errorf("tracegen: %w", err))
+	}
+	var results []loadgen.Result
+	if err := json.Unmarshal(out, &results); err != nil || len(results) != 1 {
+		return fail(fmt.Errorf("tracegen output: %v: %.200s", err, out))
+	}
+	r.Gen = results[0]
+	genCPU := gen.ProcessState.UserTime() + gen.ProcessState.SystemTime()
+
+	// Wait for every acknowledged span (UDP: every span sent), giving up after o.stall without
+	// progress or o.maxWait in all.
+	want := r.Gen.SpansAcked
+	last, lastChange := -1, time.Now()
+	deadline := start.Add(o.maxWait)
+	for {
+		wctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := es.WaitForSpans(wctx, want)
+		cancel()
+		if err == nil {
+			break
+		}
+		n := spansIn(es.Stats())
+		if n != last {
+			last, lastChange = n, time.Now()
+		}
+		stall := o.stall
+		if protocol == loadgen.JaegerUDPCompact {
+			stall = min(stall, 5*time.Second) // lost datagrams never come; what was queued arrives quickly
+		}
+		if ctx.Err() != nil || time.Since(lastChange) > stall || time.Now().After(deadline) {
+			r.Error = fmt.Sprintf("%d of %d acknowledged spans reached the stand-in (gave up waiting)", n, want)
+			break
+		}
+	}
+	end := time.Now()
+	if r.Error != "" {
+		end = lastChange // the last arrival we saw
+	}
+	cpu1, err := cpuTicks(pid)
+	if err != nil {
+		return fail(err)
+	}
+	self1, _ := cpuTicks(os.Getpid())
+	st := es.Stats()
+	r.SpansInES = spansIn(st)
+	r.DuplicateSpans = st.DuplicateSpans
+	r.BulkRequests = st.BulkRequests
+	wall := end.Sub(start).Seconds()
+	r.LastSpanSeconds = wall
+	if wall > 0 {
+		r.CPUPercent = 100 * float64(cpu1-cpu0) / clkTck / wall
+		r.StandinCPUPercent = 100 * float64(self1-self0) / clkTck / wall
+		r.GenCPUPercent = 100 * genCPU.Seconds() / wall
+		r.E2ESpansPerSec = float64(r.SpansInES) / wall
+	}
+	if r.CPUPercent > 0 {
+		r.SpansPerCoreSec = r.E2ESpansPerSec / (r.CPUPercent / 100)
+	}
+	if hwm, err := peakRSS(pid); err == nil {
+		r.PeakRSSMB = float64(hwm) / 1024
+	} else if r.Error == "" {
+		r.Error = err.Error()
+	}
+	return r
+}
+
+// genArgsWith returns args with flag's value replaced (flags of the form -name value). With a
+// taskset prefix (-c CPU binary ...), the prefix is kept as it is.
+func genArgsWith(args []string, flag, value string) []string {
+	out := append([]string(nil), args...)
+	for i := len(out) - 2; i >= 0; i-- {
+		if out[i] == flag {
+			out[i+1] = value
+			return out
+		}
+	}
+	return append(out, flag, value)
+}
+
+func spansIn(st esstandin.Stats) int {
+	n := 0
+	for _, c := range st.SpansByService {
+		n += c
+	}
+	return n
+}
+
+// collectorPorts are the loopback addresses of one collector run.
+type collectorPorts struct {
+	otlpGRPC, otlpHTTP, zipkin, jaegerHTTP, jaegerCompact, ddtrace, health string
+}
+
+func (p collectorPorts) target(protocol string) string {
+	switch protocol {
+	case loadgen.OTLPGRPC:
+		return p.otlpGRPC
+	case loadgen.OTLPHTTP:
+		return p.otlpHTTP
+	case loadgen.ZipkinJSON, loadgen.ZipkinProto:
+		return p.zipkin
+	case loadgen.JaegerThriftHTTP:
+		return p.jaegerHTTP
+	case loadgen.JaegerUDPCompact:
+		return p.jaegerCompact
+	default:
+		return p.ddtrace
+	}
+}
+
+// overlayFor returns a configuration overlay that moves every listener of cfg to a free loopback
+// port (JSON is YAML).
+func overlayFor(coll, cfg string) (collectorPorts, []byte, error) {
+	var errs []error
+	tcp := func() string {
+		p, err := collectorproc.FreePort()
+		errs = append(errs, err)
+		return fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	udp := func() string {
+		p, err := collectorproc.FreeUDPPort()
+		errs = append(errs, err)
+		return fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	p := collectorPorts{otlpGRPC: tcp(), otlpHTTP: tcp(), zipkin: tcp(), jaegerHTTP: tcp(), jaegerCompact: udp(), health: tcp()}
+	jaegerProtocols := map[string]any{
+		"grpc":           map[string]any{"endpoint": tcp()},
+		"thrift_http":    map[string]any{"endpoint": p.jaegerHTTP},
+		"thrift_compact": map[string]any{"endpoint": p.jaegerCompact},
+	}
+	receivers := map[string]any{
+		"otlp":   map[string]any{"protocols": map[string]any{"grpc": map[string]any{"endpoint": p.otlpGRPC}, "http": map[string]any{"endpoint": p.otlpHTTP}}},
+		"zipkin": map[string]any{"endpoint": p.zipkin},
+		"jaeger": map[string]any{"protocols": jaegerProtocols},
+	}
+	extensions := map[string]any{
+		"health_check": map[string]any{"endpoint": p.health},
+		"pprof":        map[string]any{"endpoint": tcp()},
+	}
+	if coll == "tracegate" {
+		p.ddtrace = tcp()
+		receivers["ddtrace"] = map[string]any{"endpoint": p.ddtrace}
+	}
+	if strings.HasPrefix(cfg, "configs/") && !strings.HasPrefix(cfg, "configs/bench/") {
+		// configs/default.yaml and configs/durable.yaml: thrift_binary and zpages listen too.
+		jaegerProtocols["thrift_binary"] = map[string]any{"endpoint": udp()}
+		extensions["zpages"] = map[string]any{"endpoint": tcp()}
+	}
+	metricsPort, err := collectorproc.FreePort()
+	errs = append(errs, err)
+	overlay := map[string]any{
+		"receivers":  receivers,
+		"extensions": extensions,
+		"service": map[string]any{"telemetry": map[string]any{"metrics": map[string]any{"readers": []any{
+			map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{"host": "127.0.0.1", "port": metricsPort}}}},
+		}}}},
+	}
+	b, err := json.Marshal(overlay)
+	errs = append(errs, err)
+	return p, b, errors.Join(errs...)
+}
