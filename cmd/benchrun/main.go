@@ -65,6 +65,7 @@ type options struct {
 	mdPath, jsonPath, label string
 	quick, check, noWrite   bool
 	warmup                  int
+	sets                    []string // --set flags for the collectors
 	command                 string
 }
 
@@ -102,6 +103,10 @@ func mainErr() error {
 	flag.BoolVar(&o.quick, "quick", false, "a quick run: 10 clients x 100 requests x 10 spans (overrides -c, -n, -spans)")
 	flag.BoolVar(&o.check, "check", false, "exit non-zero unless every acknowledged span reached the stand-in in every run")
 	flag.IntVar(&o.warmup, "warmup", 5, "warm-up requests per client before each measurement (0: none)")
+	flag.Func("set", "a collector setting, passed on as --set (repeatable), e.g. -set processors::batch::send_batch_size=4096", func(v string) error {
+		o.sets = append(o.sets, v)
+		return nil
+	})
 	flag.BoolVar(&o.noWrite, "no-write", false, "print the table only; write neither report file")
 	flag.Parse()
 	o.command = "benchrun " + strings.Join(os.Args[1:], " ")
@@ -155,6 +160,14 @@ func mainErr() error {
 		fmt.Println("check: every span arrived in every run")
 	}
 	return nil
+}
+
+func setArgs(sets []string) []string {
+	var out []string
+	for _, s := range sets {
+		out = append(out, "--set", s)
+	}
+	return out
 }
 
 // fromRoot resolves a relative path against the repository root.
@@ -273,7 +286,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, coll, mode, pr
 	}
 	proc, err := collectorproc.Start(ctx, collectorproc.Options{
 		Binary:    taskset,
-		Args:      []string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath},
+		Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, setArgs(o.sets)...),
 		Env:       []string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")},
 		HealthURL: "http://" + ports.health + "/",
 	})

@@ -28,6 +28,7 @@ type report struct {
 	Duration    string    `json:"duration,omitempty"`
 	ESLatency   string    `json:"es_latency"`
 	ESJitter    string    `json:"es_jitter"`
+	Settings    []string  `json:"collector_settings,omitempty"`
 	Runs        []run     `json:"runs"`
 }
 
@@ -35,7 +36,7 @@ func newReport(o options) *report {
 	la, _ := os.ReadFile("/proc/loadavg")
 	r := &report{Date: time.Now().UTC(), Command: o.command, Label: o.label, Machine: cpuModel(), CPUs: runtime.NumCPU(),
 		LoadAvg: strings.TrimSpace(string(la)), GoVersion: runtime.Version(), Concurrency: o.conc, Requests: o.requests,
-		Spans: o.spans, Rate: o.rate, ESLatency: o.esLatency.String(), ESJitter: o.esJitter.String()}
+		Spans: o.spans, Rate: o.rate, Settings: o.sets, ESLatency: o.esLatency.String(), ESJitter: o.esJitter.String()}
 	if o.duration > 0 {
 		r.Duration = o.duration.String()
 	}
@@ -98,6 +99,9 @@ func (r *report) markdown() string {
 		load += fmt.Sprintf(", fixed rate %.0f requests/s", r.Rate)
 	}
 	fmt.Fprintf(&b, "- Load: %s; Elasticsearch stand-in latency per bulk %s (+ up to %s)\n", load, r.ESLatency, r.ESJitter)
+	if len(r.Settings) > 0 {
+		fmt.Fprintf(&b, "- Collector settings (--set): `%s`\n", strings.Join(r.Settings, "`, `"))
+	}
 	fmt.Fprintf(&b, "- Setup: each collector alone on CPU 0 (`taskset -c 0`, so GOMAXPROCS=1); tracegen and the in-process stand-in on CPU 1. "+
 		"CPU %% = the collector's utime+stime from the first request until the last span reached the stand-in, over that time. "+
 		"e2e spans/s = spans in the stand-in over the same time; per core = e2e / (CPU %%/100). Latency is per request, as the client saw it. "+
