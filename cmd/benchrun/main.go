@@ -130,20 +130,23 @@ func mainErr() error {
 			return fmt.Errorf("pin to CPU %d: %w", o.clientCPU, err)
 		}
 	}
-	rep, err := benchmark(ctx, o)
-	if err != nil {
-		return err
-	}
-	md := rep.markdown()
-	fmt.Print(md)
-	if !o.noWrite {
-		if err := writeSection(fromRoot(o.root, o.mdPath), md); err != nil {
+	// The reports are rewritten after every run, so an interrupted benchmark keeps what it measured.
+	save := func(rep *report) error {
+		if o.noWrite {
+			return nil
+		}
+		if err := writeSection(fromRoot(o.root, o.mdPath), rep.markdown()); err != nil {
 			return err
 		}
 		b, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(fromRoot(o.root, o.jsonPath), append(b, '\n'), 0o644); err != nil {
-			return err
-		}
+		return os.WriteFile(fromRoot(o.root, o.jsonPath), append(b, '\n'), 0o644)
+	}
+	rep, err := benchmark(ctx, o, save)
+	if err != nil {
+		return err
+	}
+	fmt.Print(rep.markdown())
+	if !o.noWrite {
 		fmt.Printf("\nwrote %s and %s\n", o.mdPath, o.jsonPath)
 	}
 	if o.check {
@@ -186,7 +189,7 @@ func splitList(v string, all []string) []string {
 }
 
 // benchmark runs every collector x mode x protocol and collects the results.
-func benchmark(ctx context.Context, o options) (*report, error) {
+func benchmark(ctx context.Context, o options, save func(*report) error) (*report, error) {
 	rep := newReport(o)
 	es, err := esstandin.New(esstandin.Options{KeepDocuments: false})
 	if err != nil {
@@ -219,6 +222,9 @@ func benchmark(ctx context.Context, o options) (*report, error) {
 				}
 				fmt.Fprintf(os.Stderr, "   %s\n", r.oneLine())
 				rep.Runs = append(rep.Runs, r)
+				if err := save(rep); err != nil {
+					return rep, err
+				}
 			}
 		}
 	}
