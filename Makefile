@@ -57,6 +57,11 @@ unit-test: ## unit tests of our packages (race detector on)
 e2e-test: build ## end-to-end tests through bin/tracegate and the Elasticsearch stand-in
 	$(GO) test $(TEST_FLAGS) ./test/e2e/...
 
+.PHONY: soak
+soak: build ## long reliability scenarios (60 s of each Elasticsearch fault with both configs, 60 s overload; not in test): docs/reliability.md
+	TRACEGATE_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run 'TestElasticsearchFaults|TestOverload|TestSIGTERMPersistsQueue|TestHostileInput' \
+		./test/e2e/ > bin/soak.log 2>&1; s=$$?; grep -aE 'RELIABILITY|^(--- |ok|FAIL)' bin/soak.log; echo "full log: bin/soak.log"; exit $$s
+
 .PHONY: helm-test helm-lint helm-examples docker
 # The chart's tests live in test/helm, a module of its own (Helm and k8s.io/api stay out of go.mod).
 helm-test: build ## Helm chart: lint --strict, examples vs committed rendered manifests, strict k8s decoding, tracegate validate
