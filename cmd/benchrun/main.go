@@ -123,11 +123,27 @@ func mainErr() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.clientCPU >= 0 {
-		// This process hosts the stand-in: keep it off the collector's CPU.
+		// This process hosts the stand-in: keep it off the collector's CPU. SchedSetaffinity only
+		// pins the calling thread, so unless the whole process already runs on clientCPU alone,
+		// start again under taskset: every thread then inherits the mask.
 		var set unix.CPUSet
-		set.Set(o.clientCPU)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			return fmt.Errorf("pin to CPU %d: %w", o.clientCPU, err)
+		if err := unix.SchedGetaffinity(0, &set); err != nil {
+			return err
+		}
+		if set.Count() != 1 || !set.IsSet(o.clientCPU) {
+			if os.Getenv("BENCHRUN_PINNED") != "" {
+				return fmt.Errorf("could not pin this process to CPU %d", o.clientCPU)
+			}
+			taskset, err := exec.LookPath("taskset")
+			if err != nil {
+				return fmt.Errorf("taskset: %w (util-linux)", err)
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			env := append(os.Environ(), "BENCHRUN_PINNED=1", "BENCH_COMMAND="+o.command)
+			return syscall.Exec(taskset, append([]string{"taskset", "-c", fmt.Sprint(o.clientCPU), self}, os.Args[1:]...), env)
 		}
 	}
 	// The reports are rewritten after every run, so an interrupted benchmark keeps what it measured.
