@@ -23,8 +23,8 @@ type Options struct {
 	// Version is the Elasticsearch version the stand-in claims; it decides the built-in data stream
 	// templates (the otel ones exist from 8.16). Default DefaultVersion.
 	Version string
-	// KeepDocuments keeps every accepted document in memory for Documents(); without it only counts
-	// are kept, so long benchmarks run in bounded memory.
+	// KeepDocuments keeps every accepted document in memory for Documents() and counts duplicate
+	// spans; without it only counts are kept, so long benchmarks run in bounded memory.
 	KeepDocuments bool
 	// RecordPath, when set, appends every accepted document to this file as a JSON line.
 	RecordPath string

@@ -32,7 +32,9 @@ type Stats struct {
 	// SpansByService counts span documents — those in traces-* indices and data streams — by the
 	// service name they carry (resource.attributes.service.name in otel mode, service.name in ECS
 	// mode; "" when a document has none). Span events and logs are not spans.
-	SpansByService  map[string]int `json:"spans_by_service"`
+	SpansByService map[string]int `json:"spans_by_service"`
+	// DuplicateSpans counts documents seen before (same index, span id, event and timestamp);
+	// only counted with Options.KeepDocuments.
 	DuplicateSpans  int            `json:"duplicate_spans"`
 	BulkRequests    int            `json:"bulk_requests"`
 	RejectedItems   int            `json:"rejected_items"`
@@ -91,7 +93,9 @@ func (s *store) add(docs []Document) error {
 		if strings.HasPrefix(d.Index, "traces-") {
 			s.stats.SpansByService[d.service]++
 		}
-		if d.dedupKey != "" {
+		// Duplicates are tracked only with keepDocs: the key set grows with every span, and long
+		// benchmark runs must stay in bounded memory.
+		if s.keepDocs && d.dedupKey != "" {
 			s.spans[d.dedupKey]++
 			if s.spans[d.dedupKey] > 1 {
 				s.stats.DuplicateSpans++
