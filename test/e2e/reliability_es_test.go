@@ -42,10 +42,10 @@ func (r deliveryReport) String() string {
 		r.statuses, r.sent, r.acked, r.arrived, r.missing, r.dups, r.failedDocs, r.peakRSS>>20)
 }
 
-// measureDelivery waits until every acknowledged span arrived (less expectLost, when the caller
-// already knows how many were dropped), or until nothing new arrived for 15 s (then the rest is
-// lost), and counts.
-func measureDelivery(t *testing.T, g *gateway, l *otlpLoad, spansPerRequest int, mem *memSampler, timeout time.Duration, expectLost ...int) deliveryReport {
+// measureDelivery waits until every acknowledged span arrived (less countedLoss(), when tracegate
+// counts what it dropped; nil: nothing), or until nothing new arrived for 45 s (longer than the
+// buffer's longest retry backoff, 30 s + 20 % jitter; then the rest is lost), and counts.
+func measureDelivery(t *testing.T, g *gateway, l *otlpLoad, spansPerRequest int, mem *memSampler, timeout time.Duration, countedLoss func() int) deliveryReport {
 	t.Helper()
 	l.mu.Lock()
 	acked := len(l.acked)
@@ -62,12 +62,16 @@ func measureDelivery(t *testing.T, g *gateway, l *otlpLoad, spansPerRequest int,
 		for _, c := range g.es.Stats().SpansByService {
 			n += c
 		}
-		if n >= acked-sum(expectLost) {
+		lost := 0
+		if countedLoss != nil {
+			lost = countedLoss()
+		}
+		if n >= acked-lost {
 			break
 		}
 		if n != last {
 			last, lastChange = n, time.Now()
-		} else if time.Since(lastChange) > 15*time.Second {
+		} else if time.Since(lastChange) > 45*time.Second {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -98,11 +102,16 @@ func measureDelivery(t *testing.T, g *gateway, l *otlpLoad, spansPerRequest int,
 		r.dups += n - 1
 	}
 	r.peakRSS = max(mem.Peak(), readProcMem(t, g.proc.Pid()).HWM)
-	// Per-document refusals the exporter gives up on (429 after its retries, 4xx). Whole failed
-	// bulks (outcome="failed_server") are not counted: the buffer retries those.
-	r.failedDocs = metricSum(t, g, "otelcol_elasticsearch_docs_processed_total", `outcome="failed_client"`) +
-		metricSum(t, g, "otelcol_elasticsearch_docs_processed_total", `outcome="too_many"`)
+	r.failedDocs = float64(exporterDroppedDocs(t, g))
 	return r
+}
+
+// exporterDroppedDocs is what the exporter gave up on document by document (429 after its
+// retries, 4xx). Whole failed bulks (outcome="failed_server") are not counted: the buffer retries
+// those.
+func exporterDroppedDocs(t *testing.T, g *gateway) int {
+	return int(metricSum(t, g, "otelcol_elasticsearch_docs_processed_total", `outcome="failed_client"`) +
+		metricSum(t, g, "otelcol_elasticsearch_docs_processed_total", `outcome="too_many"`))
 }
 
 // faultScenario is one Elasticsearch fault under load.
@@ -174,7 +183,11 @@ func runFaultScenario(t *testing.T, config string, sc faultScenario) {
 			t.Fatal(err)
 		}
 	}
-	r := measureDelivery(t, g, load, spans, mem, 3*time.Minute)
+	var counted func() int
+	if sc.lossy {
+		counted = func() int { return exporterDroppedDocs(t, g) }
+	}
+	r := measureDelivery(t, g, load, spans, mem, 3*time.Minute, counted)
 	t.Logf("RELIABILITY | es %s | %s | %d s, %d clients × %d spans every %s | %s", sc.name, config,
 		int(faultDuration().Seconds()), clients, spans, interval, r)
 	for status := range load.statuses {
@@ -187,7 +200,9 @@ func runFaultScenario(t *testing.T, config string, sc faultScenario) {
 	}
 	switch {
 	case !sc.lossy && r.missing > 0:
-		t.Errorf("%d of %d acknowledged spans never reached Elasticsearch", r.missing, r.acked)
+		t.Errorf("%d of %d acknowledged spans never reached Elasticsearch; the buffer still holds %.0f spans in memory, %.0f on disk; delivered %.0f, dropped %.0f",
+			r.missing, r.acked, metricSum(t, g, "otelcol_processor_buffer_memory_spans"), metricSum(t, g, "otelcol_processor_buffer_disk_spans"),
+			metricSum(t, g, "otelcol_processor_buffer_delivered_spans_total"), metricSum(t, g, "otelcol_processor_buffer_dropped_spans_total"))
 	case sc.lossy && float64(r.missing) > r.failedDocs:
 		t.Errorf("%d acknowledged spans missing, but the exporter counted only %.0f per-document failures: a silent loss", r.missing, r.failedDocs)
 	}
@@ -209,12 +224,4 @@ func TestElasticsearchFaults(t *testing.T) {
 			})
 		}
 	}
-}
-
-func sum(xs []int) int {
-	n := 0
-	for _, x := range xs {
-		n += x
-	}
-	return n
 }
