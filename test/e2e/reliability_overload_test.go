@@ -23,11 +23,9 @@ const overloadRSSBound = 1 << 30
 // the buffer is cut to 16 MiB so it fills within seconds. RSS must stay under overloadRSSBound and
 // the process must serve normally afterwards.
 //
-// durable.yaml (the buffer first): clients get 429/503 and every acknowledged span arrives.
-// default.yaml: the batch processor sits between the receivers and the buffer and is asynchronous:
-// it acknowledges clients before the buffer sees the data, and drops what the full buffer refuses
-// ("Sender failed" in the log). The test measures that loss and requires it to be exactly what the
-// buffer counted as refused (otelcol_processor_buffer_refused_spans): counted, but acknowledged.
+// Both configs put the buffer first (default.yaml had a batch processor in front of it, which
+// acknowledged clients before the buffer saw the data and dropped what a full buffer refused:
+// 1.3 million acknowledged spans in 10 s): clients get 429/503 and every acknowledged span arrives.
 func TestOverload(t *testing.T) {
 	for _, config := range []string{"durable.yaml", "default.yaml"} {
 		t.Run(strings.TrimSuffix(config, ".yaml"), func(t *testing.T) {
@@ -61,11 +59,7 @@ func runOverload(t *testing.T, config string) {
 		t.Fatal(err)
 	}
 	refused := metricSum(t, g, "otelcol_processor_buffer_refused_spans_total")
-	var counted func() int
-	if config == "default.yaml" {
-		counted = func() int { return int(refused) } // see above; asserted below
-	}
-	r := measureDelivery(t, g, load, spans, mem, 5*time.Minute, counted)
+	r := measureDelivery(t, g, load, spans, mem, 5*time.Minute, nil)
 	t.Logf("RELIABILITY | overload | %s + capacity_mib 16, Elasticsearch 3 s per bulk | %d s, %d clients × %d spans back to back | %s | buffer refused %.0f spans",
 		config, int(d.Seconds()), clients, spans, r, refused)
 	for status := range load.statuses {
@@ -76,18 +70,11 @@ func runOverload(t *testing.T, config string) {
 	if refused == 0 {
 		t.Errorf("the buffer refused nothing: the overload did not reach its limits")
 	}
-	switch config {
-	case "durable.yaml":
-		if load.statuses[429]+load.statuses[503] == 0 {
-			t.Errorf("no client was refused (%s)", r.statuses)
-		}
-		if r.missing > 0 {
-			t.Errorf("%d of %d acknowledged spans never reached Elasticsearch", r.missing, r.acked)
-		}
-	default:
-		if float64(r.missing) != refused {
-			t.Errorf("%d acknowledged spans missing, the buffer refused %.0f: want them equal (nothing else lost)", r.missing, refused)
-		}
+	if load.statuses[429]+load.statuses[503] == 0 {
+		t.Errorf("no client was refused (%s)", r.statuses)
+	}
+	if r.missing > 0 {
+		t.Errorf("%d of %d acknowledged spans never reached Elasticsearch", r.missing, r.acked)
 	}
 	if peakUnderLoad > overloadRSSBound || r.peakRSS > overloadRSSBound {
 		t.Errorf("peak RSS %d MiB, above the %d MiB bound", max(peakUnderLoad, r.peakRSS)>>20, overloadRSSBound>>20)
