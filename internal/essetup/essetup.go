@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/tracegate/tracegate/configs/elasticsearch"
+	"github.com/tracegate/tracegate/internal/esversion"
 )
 
 // Modes and the oldest Elasticsearch each supports.
@@ -168,7 +169,7 @@ func Run(ctx context.Context, opts Options) ([]Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	major, minor := parseVersion(version)
+	major, minor := esversion.Parse(version)
 	want := minVersion[opts.Mode]
 	if major < want[0] || (major == want[0] && minor < want[1]) {
 		return nil, fmt.Errorf("Elasticsearch %s is too old for the %s mapping (needs %d.%d or later): %s",
@@ -317,13 +318,4 @@ func existingVersion(kind, name string, body []byte) (int, bool, error) {
 		}
 		return 0, false, fmt.Errorf("GET response does not list %s", name)
 	}
-}
-
-func parseVersion(v string) (major, minor int) {
-	parts := strings.SplitN(v, ".", 3)
-	major, _ = strconv.Atoi(parts[0])
-	if len(parts) > 1 {
-		minor, _ = strconv.Atoi(parts[1])
-	}
-	return major, minor
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tracegate/tracegate/internal/esversion"
 )
 
 // Options configure a Server.
@@ -65,7 +67,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = DefaultVersion
 	}
-	if major, _ := parseVersion(opts.Version); major < 7 {
+	if major, _ := esversion.Parse(opts.Version); major < 7 {
 		return nil, fmt.Errorf("version %q: want a 7.x, 8.x or 9.x version", opts.Version)
 	}
 	if opts.MaxContentLength <= 0 {
@@ -144,8 +146,7 @@ func (s *Server) Close() error {
 
 // atLeast reports whether the claimed version is major.minor or later.
 func (s *Server) atLeast(major, minor int) bool {
-	ma, mi := parseVersion(s.opts.Version)
-	return ma > major || (ma == major && mi >= minor)
+	return esversion.AtLeast(s.opts.Version, major, minor)
 }
 
 // Stats returns the counters.

@@ -5,9 +5,9 @@ import (
 	"path"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/tracegate/tracegate/internal/esversion"
 )
 
 // IndexTemplate is the part of a composable index template the stand-in acts on: which names it
@@ -35,7 +35,7 @@ func (t IndexTemplate) body() json.RawMessage {
 // logs-*-* and metrics-*-* ones exist in every 8.x. No built-in template matches traces-*-* (apm-data
 // only covers traces-apm*), which is why ECS-mode spans fail on a bare cluster.
 func builtinTemplates(version string) []IndexTemplate {
-	major, minor := parseVersion(version)
+	major, minor := esversion.Parse(version)
 	var ts []IndexTemplate
 	if major >= 8 {
 		ts = append(ts,
@@ -51,15 +51,6 @@ func builtinTemplates(version string) []IndexTemplate {
 		)
 	}
 	return ts
-}
-
-func parseVersion(v string) (major, minor int) {
-	parts := strings.SplitN(v, ".", 3)
-	major, _ = strconv.Atoi(parts[0])
-	if len(parts) > 1 {
-		minor, _ = strconv.Atoi(parts[1])
-	}
-	return major, minor
 }
 
 // target is what a bulk item writes into once it exists: a data stream or a plain index.

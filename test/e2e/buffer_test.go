@@ -120,19 +120,7 @@ func checkAllAckedArrived(t *testing.T, g *gateway, l *otlpLoad, timeout time.Du
 	if err := g.es.WaitForSpans(ctx, acked); err != nil {
 		t.Errorf("%d spans acknowledged: %v", acked, err)
 	}
-	seen := map[string]int{}
-	for _, d := range g.es.Documents() {
-		if !strings.HasPrefix(d.Index, "traces-") {
-			continue
-		}
-		var doc struct {
-			SpanID string `json:"span_id"`
-		}
-		if err := json.Unmarshal(d.Source, &doc); err != nil {
-			t.Fatal(err)
-		}
-		seen[doc.SpanID]++
-	}
+	seen := spanIDCounts(t, g)
 	missing, dups := 0, 0
 	for id := range l.acked {
 		if seen[id] == 0 {
@@ -194,4 +182,23 @@ func TestDurableSurvivesSIGKILL(t *testing.T) {
 	if dups > 8*2048 {
 		t.Errorf("%d duplicates, more than the deliveries that can be in flight", dups)
 	}
+}
+
+// spanIDCounts counts the span documents in the stand-in by span id.
+func spanIDCounts(t *testing.T, g *gateway) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	for _, d := range g.es.Documents() {
+		if !strings.HasPrefix(d.Index, "traces-") {
+			continue
+		}
+		var doc struct {
+			SpanID string `json:"span_id"`
+		}
+		if err := json.Unmarshal(d.Source, &doc); err != nil {
+			t.Fatal(err)
+		}
+		seen[doc.SpanID]++
+	}
+	return seen
 }

@@ -8,7 +8,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -76,19 +75,7 @@ func measureDelivery(t *testing.T, g *gateway, l *otlpLoad, spansPerRequest int,
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	seen := map[string]int{}
-	for _, d := range g.es.Documents() {
-		if !strings.HasPrefix(d.Index, "traces-") {
-			continue
-		}
-		var doc struct {
-			SpanID string `json:"span_id"`
-		}
-		if err := json.Unmarshal(d.Source, &doc); err != nil {
-			t.Fatal(err)
-		}
-		seen[doc.SpanID]++
-	}
+	seen := spanIDCounts(t, g)
 	l.mu.Lock()
 	for id := range l.acked {
 		if seen[id] == 0 {
