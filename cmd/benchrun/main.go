@@ -2,7 +2,7 @@
 // a stock collector build, one protocol and delivery mode at a time, and writes the Datakit-style
 // table with tracegate/stock ratios to docs/benchmarks.md and docs/benchmarks.json.
 //
-// Each run: the Elasticsearch stand-in in this process (no documents kept, optional latency per
+// Each run: the Elasticsearch stand-in in this process (counting only: sources are not parsed, optional latency per
 // bulk), a fresh collector pinned to CPU 0 (taskset -c 0), tracegen pinned to CPU 1 with this
 // process, the collector's CPU % (utime+stime from /proc/<pid>/stat) from the first request until
 // the last span reached the stand-in, its peak RSS (VmHWM), and the end-to-end rate: spans in the
@@ -207,7 +207,7 @@ func splitList(v string, all []string) []string {
 // benchmark runs every collector x mode x protocol and collects the results.
 func benchmark(ctx context.Context, o options, save func(*report) error) (*report, error) {
 	rep := newReport(o)
-	es, err := esstandin.New(esstandin.Options{KeepDocuments: false})
+	es, err := esstandin.New(esstandin.Options{CountOnly: true})
 	if err != nil {
 		return nil, err
 	}

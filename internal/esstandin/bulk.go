@@ -193,6 +193,14 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex
 		return
 	}
 	s.store.countRequest(int64(len(body)), false, rejected)
+	if faults.ReplyLostFraction > 0 && rand.Float64() < faults.ReplyLostFraction {
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				resetConn(c)
+				return
+			}
+		}
+	}
 	resp := any(map[string]any{"took": time.Since(start).Milliseconds(), "errors": anyError, "items": results})
 	if fp := r.URL.Query().Get("filter_path"); fp != "" {
 		resp = filterPath(resp, fp)
@@ -246,6 +254,9 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "illegal_argument_exception",
 			"only write ops with an op_type of create are allowed in data streams"}
 	}
+	if s.opts.CountOnly {
+		return s.countOnlyItem(it, name, tgt)
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(it.source, &fields); err != nil {
 		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "document_parsing_exception",
@@ -271,6 +282,38 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 		doc.dedupKey = name + "/" + doc.SpanID + "/" + string(fields["event_name"]) + "/" + string(fields["@timestamp"])
 	}
 	return doc, tgt.backingIndex, nil
+}
+
+// countOnlyItem is indexItem's end for Options.CountOnly: no parsing, no copy of the source.
+func (s *Server) countOnlyItem(it bulkItem, name string, tgt target) (Document, string, *itemError) {
+	if tgt.dataStream && !bytes.Contains(it.source, []byte(`"@timestamp"`)) {
+		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "document_parsing_exception",
+			"data stream timestamp field [@timestamp] is missing"}
+	}
+	id := it.meta.ID
+	if id == "" {
+		id = "sd" + strconv.FormatInt(s.idSeq.Add(1), 36)
+	} else if !s.claimID(name, id) {
+		return Document{}, tgt.backingIndex, &itemError{http.StatusConflict, "version_conflict_engine_exception",
+			"[" + id + "]: version conflict, document already exists (current version [1])"}
+	}
+	return Document{Index: name, ID: id, service: scanService(it.source)}, tgt.backingIndex, nil
+}
+
+// scanService finds the value of the first "service.name" key (otel and raw shapes) or, failing
+// that, of "service":{"name" (ECS) by a byte search, without unescaping.
+func scanService(src []byte) string {
+	for _, key := range [][]byte{[]byte(`"service.name":"`), []byte(`"service":{"name":"`)} {
+		i := bytes.Index(src, key)
+		if i < 0 {
+			continue
+		}
+		v := src[i+len(key):]
+		if end := bytes.IndexByte(v, '"'); end >= 0 {
+			return string(v[:end])
+		}
+	}
+	return ""
 }
 
 // claimID records an explicit document id, reporting false when it exists already.

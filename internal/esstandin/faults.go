@@ -20,11 +20,18 @@ type Faults struct {
 	// ResetConnections closes every connection as soon as it is accepted (and the open ones when
 	// set), so clients see connection resets.
 	ResetConnections bool `json:"reset_connections"`
+	// ReplyLostFraction of the bulk requests (0..1) are indexed and then not answered: the
+	// connection is reset instead, as when the network fails after Elasticsearch did the work.
+	// Clients that retry them store duplicates.
+	ReplyLostFraction float64 `json:"reply_lost_fraction"`
 }
 
 // Validate reports fractions outside 0..1 and negative durations.
 func (f Faults) Validate() error {
-	for name, v := range map[string]float64{"item_429_fraction": f.ItemTooManyRequestsFraction, "request_503_fraction": f.RequestUnavailableFraction} {
+	for name, v := range map[string]float64{
+		"item_429_fraction": f.ItemTooManyRequestsFraction, "request_503_fraction": f.RequestUnavailableFraction,
+		"reply_lost_fraction": f.ReplyLostFraction,
+	} {
 		if v < 0 || v > 1 {
 			return fmt.Errorf("%s must be between 0 and 1, got %v", name, v)
 		}

@@ -30,6 +30,12 @@ type Options struct {
 	KeepDocuments bool
 	// RecordPath, when set, appends every accepted document to this file as a JSON line.
 	RecordPath string
+	// CountOnly is for benchmarks, where the stand-in shares a CPU with the load generator: document
+	// sources are not parsed (a malformed one is accepted; only the data stream's @timestamp rule
+	// is checked, by a byte search), and the service is the first "service.name" or
+	// "service":{"name" value found by a byte search. Index rules, ids, faults and replies stay
+	// those of Elasticsearch. It excludes KeepDocuments and RecordPath.
+	CountOnly bool
 	// MaxContentLength bounds a request body after decompression, as http.max_content_length does.
 	// Default 100 MiB, Elasticsearch's default.
 	MaxContentLength int64
@@ -72,6 +78,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxContentLength <= 0 {
 		opts.MaxContentLength = defaultMaxContentLength
+	}
+	if opts.CountOnly && (opts.KeepDocuments || opts.RecordPath != "") {
+		return nil, fmt.Errorf("CountOnly excludes KeepDocuments and RecordPath: they need parsed documents")
 	}
 	st, err := newStore(opts.KeepDocuments, opts.RecordPath)
 	if err != nil {

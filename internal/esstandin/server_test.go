@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -319,6 +320,23 @@ func TestInjectedFaults(t *testing.T) {
 			t.Errorf("stats %+v", st)
 		}
 	})
+	t.Run("reply lost after indexing", func(t *testing.T) {
+		s, hs := newTestServer(t, Options{})
+		if err := s.SetFaults(Faults{ReplyLostFraction: 1}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Post(hs.URL+"/_bulk", "application/x-ndjson", strings.NewReader(doc+doc))
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("got %d, want the connection reset", resp.StatusCode)
+		}
+		if st := s.Stats(); st.Documents != 2 {
+			t.Errorf("stats %+v, want both documents indexed although the reply was lost", st)
+		}
+		if err := s.SetFaults(Faults{ReplyLostFraction: 1.5}); err == nil {
+			t.Error("reply_lost_fraction 1.5 accepted")
+		}
+	})
 	t.Run("requests 503 and latency via the control API", func(t *testing.T) {
 		s, hs := newTestServer(t, Options{})
 		req, _ := http.NewRequest(http.MethodPut, hs.URL+"/_standin/faults", strings.NewReader(`{"latency":"50ms","request_503_fraction":1}`))
@@ -436,5 +454,48 @@ func TestOtherEndpoints(t *testing.T) {
 	}
 	if _, err := New(Options{Version: "6.8.0"}); err == nil {
 		t.Error("version 6.8.0 accepted")
+	}
+}
+
+// TestCountOnly: without parsing sources the stand-in answers and counts as it does with parsing,
+// for the exporter's otel and ECS document shapes, and still applies the data stream rules.
+func TestCountOnly(t *testing.T) {
+	body := `{"create":{"_index":"traces-generic.otel-default"}}` + "\n" +
+		`{"@timestamp":"1.0","trace_id":"01","span_id":"aa","resource":{"attributes":{"service.name":"cart"}}}` + "\n" +
+		`{"create":{"_index":"traces-apm-default"}}` + "\n" +
+		`{"@timestamp":"1","span":{"id":"bb"},"service":{"name":"shop"}}` + "\n" +
+		`{"create":{"_index":"traces-generic.otel-default"}}` + "\n" +
+		`{"span_id":"cc"}` + "\n" +
+		string(exporterBulk(3))
+	var answers [2]string
+	var stats [2]Stats
+	for i, countOnly := range []bool{false, true} {
+		s, err := New(Options{CountOnly: countOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.catalog.today = func() string { return "2026.11.30" }
+		hs := httptest.NewServer(s.Handler())
+		resp, b := post(t, hs.URL+"/_bulk?filter_path="+exporterFilter, "application/json", []byte(body), nil)
+		hs.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("CountOnly %v: status %d: %s", countOnly, resp.StatusCode, b)
+		}
+		answers[i], stats[i] = string(b), s.Stats()
+	}
+	if answers[0] != answers[1] {
+		t.Errorf("answers differ:\nparsing    %s\ncount-only %s", answers[0], answers[1])
+	}
+	if !strings.Contains(answers[1], "data stream timestamp field [@timestamp] is missing") {
+		t.Errorf("the document without @timestamp was not refused: %s", answers[1])
+	}
+	want := map[string]int{"cart": 1, "shop": 1, "bench-otlp": 3}
+	for i, st := range stats {
+		if !maps.Equal(st.SpansByService, want) || st.Documents != 5 || st.RejectedItems != 1 {
+			t.Errorf("run %d: stats %+v, want 5 documents, 1 rejected, services %v", i, st, want)
+		}
+	}
+	if _, err := New(Options{CountOnly: true, KeepDocuments: true}); err == nil {
+		t.Error("CountOnly with KeepDocuments accepted")
 	}
 }

@@ -43,6 +43,8 @@ type gateway struct {
 	proc      *collectorproc.Process
 	endpoints tracesend.Endpoints
 	bufferDir string // TRACEGATE_BUFFER_DIR
+	// jaegerGRPC is the Jaeger gRPC receiver's address (tracesend has no Jaeger gRPC sender).
+	jaegerGRPC string
 	opts      collectorproc.Options
 	// earlierLogs keeps the log of processes that were restarted.
 	earlierLogs string
@@ -95,6 +97,7 @@ func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
 	g := &gateway{es: es, bufferDir: filepath.Join(t.TempDir(), "buffer"), endpoints: tracesend.Endpoints{
 		OTLPGRPC: tcp(), OTLPHTTP: tcp(), Zipkin: tcp(), JaegerHTTP: tcp(), JaegerCompact: udp(), DDTrace: tcp(),
 	}}
+	g.jaegerGRPC = tcp()
 	health, metricsPort := tcp(), 0
 	if metricsPort, err = collectorproc.FreePort(); err != nil {
 		t.Fatal(err)
@@ -104,7 +107,7 @@ func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
 			"otlp":   map[string]any{"protocols": map[string]any{"grpc": map[string]any{"endpoint": g.endpoints.OTLPGRPC}, "http": map[string]any{"endpoint": g.endpoints.OTLPHTTP}}},
 			"zipkin": map[string]any{"endpoint": g.endpoints.Zipkin},
 			"jaeger": map[string]any{"protocols": map[string]any{
-				"grpc":           map[string]any{"endpoint": tcp()},
+				"grpc":           map[string]any{"endpoint": g.jaegerGRPC},
 				"thrift_http":    map[string]any{"endpoint": g.endpoints.JaegerHTTP},
 				"thrift_compact": map[string]any{"endpoint": g.endpoints.JaegerCompact},
 				"thrift_binary":  map[string]any{"endpoint": udp()},
