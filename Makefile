@@ -11,7 +11,7 @@ CONFIGS    = $(wildcard configs/*.yaml)
 PKGS       = ./...
 TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench bench-go clean help
+.PHONY: bench-tools bench-latency bench-es-faults bench-sweep es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench bench-go clean help
 
 all: build
 
@@ -99,10 +99,28 @@ es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:92
 	$(GO) run ./cmd/es-standin
 
 BENCH_FLAGS ?=
-bench: build build-stock ## pipeline benchmark, tracegate vs stock per protocol x mode -> docs/benchmarks.md/.json (BENCH_FLAGS=-quick for a short run)
+bench: bench-tools ## pipeline benchmark, tracegate vs stock per protocol x mode -> docs/benchmarks.md/.json (BENCH_FLAGS=-quick for a short run)
+	BENCH_COMMAND="make bench BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun $(BENCH_FLAGS)
+
+bench-tools: build build-stock
 	$(GO) build -o bin/tracegen ./cmd/tracegen
 	$(GO) build -o bin/benchrun ./cmd/benchrun
-	BENCH_COMMAND="make bench BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun $(BENCH_FLAGS)
+
+# The runs below read or extend what `make bench` measured; each writes its own section of
+# docs/benchmarks.md and its own JSON file. Long; not part of `make test`.
+bench-latency: bench-tools ## p99 latency at half of stock's saturation rate (from docs/benchmarks.json), memory mode
+	BENCH_COMMAND="make bench-latency BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s \
+		-section "## Latency at half of stock's saturation rate (make bench-latency)" -json docs/benchmarks-latency.json $(BENCH_FLAGS)
+
+bench-es-faults: bench-tools ## client latency and statuses with Elasticsearch slow (500 ms per bulk) and down, tracegate vs stock
+	BENCH_COMMAND="make bench-es-faults" bin/benchrun -es-latency 500ms -modes overflow,memory -protocols otlp-http,otlp-grpc -c 20 -duration 30s \
+		-section "## Elasticsearch slow: 500 ms per bulk (make bench-es-faults)" -json docs/benchmarks-es-slow.json $(BENCH_FLAGS)
+	BENCH_COMMAND="make bench-es-faults" bin/benchrun -es-down -modes overflow,memory -protocols otlp-http,otlp-grpc -c 20 -duration 30s \
+		-section "## Elasticsearch down during the load (make bench-es-faults)" -json docs/benchmarks-es-down.json $(BENCH_FLAGS)
+
+bench-sweep: bench-tools ## the configuration sweep behind the defaults (configs/bench/sweep.yaml), Elasticsearch at 20-50 ms per bulk
+	BENCH_COMMAND="make bench-sweep BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -sweep configs/bench/sweep.yaml -es-latency 20ms -es-jitter 30ms \
+		-protocols otlp-grpc -duration 30s -section "## Sweep (make bench-sweep)" -json docs/benchmarks-sweep.json $(BENCH_FLAGS)
 
 bench-go: ## Go benchmarks of the hot paths (ddtrace decode+translate, HTTP handler, buffer), -benchmem
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./receiver/ddtracereceiver/ ./processor/bufferprocessor/...

@@ -3,8 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestParseStatTicks(t *testing.T) {
@@ -60,7 +66,7 @@ func TestReplaceSection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := replaceSection(tt.doc, sec); got != tt.want {
+			if got := replaceSection(tt.doc, SectionHeading, sec); got != tt.want {
 				t.Errorf("replaceSection =\n%q\nwant\n%q", got, tt.want)
 			}
 		})
@@ -100,5 +106,109 @@ func TestOverlayMovesEveryListener(t *testing.T) {
 				t.Errorf("overlay %s, ports %+v", b, ports)
 			}
 		})
+	}
+}
+
+// TestBenchConfigsFollowDefault: the memory mode measures configs/default.yaml without the disk,
+// so its processors, pipeline and exporter must stay those of default.yaml (credentials aside).
+func TestBenchConfigsFollowDefault(t *testing.T) {
+	load := func(path string) map[string]any {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("..", "..", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return m
+	}
+	get := func(m map[string]any, keys ...string) any {
+		var v any = m
+		for _, k := range keys {
+			mm, _ := v.(map[string]any)
+			v = mm[k]
+		}
+		return v
+	}
+	def, mem := load("configs/default.yaml"), load("configs/bench/tracegate-memory.yaml")
+	defBuffer := maps.Clone(get(def, "processors", "buffer").(map[string]any))
+	delete(defBuffer, "storage")
+	defES := maps.Clone(get(def, "exporters", "elasticsearch").(map[string]any))
+	for _, k := range []string{"api_key", "user", "password"} {
+		delete(defES, k)
+	}
+	for _, c := range []struct {
+		name     string
+		def, mem any
+	}{
+		{"processors::buffer (without storage)", defBuffer, get(mem, "processors", "buffer")},
+		{"processors::memory_limiter", get(def, "processors", "memory_limiter"), get(mem, "processors", "memory_limiter")},
+		{"processors::elasticmapping", get(def, "processors", "elasticmapping"), get(mem, "processors", "elasticmapping")},
+		{"exporters::elasticsearch (without credentials)", defES, get(mem, "exporters", "elasticsearch")},
+		{"the traces pipeline's processors", get(def, "service", "pipelines", "traces", "processors"), get(mem, "service", "pipelines", "traces", "processors")},
+	} {
+		if !reflect.DeepEqual(c.def, c.mem) {
+			t.Errorf("%s differs:\n default.yaml:         %v\n bench memory config: %v", c.name, c.def, c.mem)
+		}
+	}
+}
+
+// TestSweepFile: the committed sweep file names only collectors and modes the runner has, and
+// every variant becomes one job per protocol.
+func TestSweepFile(t *testing.T) {
+	vs, err := loadSweep(filepath.Join("..", "..", "configs", "bench", "sweep.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options{protocols: []string{"otlp-grpc", "ddtrace-v0.4"}, variants: vs}
+	stockVariants := 0
+	for _, v := range vs {
+		if v.Collector == "stock" {
+			stockVariants++
+		}
+	}
+	// ddtrace: stock variants are left out.
+	if got, want := len(jobs(o)), 2*len(vs)-stockVariants; got != want {
+		t.Errorf("%d jobs, want %d", got, want)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	for _, body := range []string{
+		"variants: []",
+		"variants: [{name: x, collector: stock, mode: overflow}]",
+		"variants: [{collector: tracegate, mode: memory}]",
+		"variants: [{name: x, collector: tracegate, mode: memory, sets: []}]",
+	} {
+		if err := os.WriteFile(bad, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := loadSweep(bad); err == nil {
+			t.Errorf("%q accepted", body)
+		}
+	}
+}
+
+func TestHalfRate(t *testing.T) {
+	sat := &report{Spans: 10, Runs: []run{
+		{Collector: "stock", Mode: "nobuffer", Protocol: "otlp-http", E2ESpansPerSec: 20000},
+		{Collector: "stock", Mode: "nobuffer", Protocol: "zipkin-json", E2ESpansPerSec: 8000, Rate: 400},
+		{Collector: "tracegate", Mode: "nobuffer", Protocol: "otlp-grpc", E2ESpansPerSec: 30000},
+	}}
+	tests := []struct {
+		protocol string
+		want     float64
+		wantErr  bool
+	}{
+		{"otlp-http", 1000, false},    // 0.5 x 20000 spans/s / 10 spans per request
+		{"ddtrace-v0.4", 1000, false}, // stock has no ddtrace: its otlp-http rate
+		{"zipkin-json", 0, true},      // not a closed-loop run
+		{"otlp-grpc", 0, true},        // no stock run
+	}
+	for _, tt := range tests {
+		got, err := halfRate(sat, tt.protocol, 0.5)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("%s: %v, %v; want %v (error %v)", tt.protocol, got, err, tt.want, tt.wantErr)
+		}
 	}
 }

@@ -67,6 +67,17 @@ type options struct {
 	warmup                  int
 	sets                    []string // --set flags for the collectors
 	command                 string
+	// section is the heading of the Markdown section this run writes.
+	section string
+	// esDown: the stand-in refuses connections while the load runs and comes back after it.
+	esDown bool
+	// rateFraction > 0 offers each protocol this fraction of stock's saturation rate, read from the
+	// report at saturationPath (stock's nobuffer row; ddtrace, which stock lacks: its otlp-http row).
+	rateFraction   float64
+	saturationPath string
+	saturation     *report
+	// variants, from a sweep file, replace the collector x mode loop.
+	variants []variant
 }
 
 func main() {
@@ -108,6 +119,12 @@ func mainErr() error {
 		return nil
 	})
 	flag.BoolVar(&o.noWrite, "no-write", false, "print the table only; write neither report file")
+	flag.StringVar(&o.section, "section", SectionHeading, "heading of the Markdown section to write (other sections are kept)")
+	flag.BoolVar(&o.esDown, "es-down", false, "the stand-in refuses connections while the load runs, and comes back after it")
+	flag.Float64Var(&o.rateFraction, "rate-fraction", 0, "offer this fraction of stock's saturation rate per protocol (read from -saturation)")
+	flag.StringVar(&o.saturationPath, "saturation", "docs/benchmarks.json", "report of a closed-loop run, for -rate-fraction")
+	var sweepPath string
+	flag.StringVar(&sweepPath, "sweep", "", "a sweep file (configs/bench/sweep.yaml): run its variants instead of collectors x modes")
 	flag.Parse()
 	o.command = "benchrun " + strings.Join(os.Args[1:], " ")
 	if c := os.Getenv("BENCH_COMMAND"); c != "" {
@@ -119,6 +136,20 @@ func mainErr() error {
 	o.protocols = splitList(protocols, loadgen.Protocols())
 	o.modes = splitList(modes, allModes)
 	o.colls = splitList(colls, []string{"tracegate", "stock"})
+	if sweepPath != "" {
+		vs, err := loadSweep(fromRoot(o.root, sweepPath))
+		if err != nil {
+			return err
+		}
+		o.variants = vs
+	}
+	if o.rateFraction > 0 {
+		sat, err := loadReport(fromRoot(o.root, o.saturationPath))
+		if err != nil {
+			return fmt.Errorf("-rate-fraction needs a saturation report: %w", err)
+		}
+		o.saturation = sat
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -151,7 +182,7 @@ func mainErr() error {
 		if o.noWrite {
 			return nil
 		}
-		if err := writeSection(fromRoot(o.root, o.mdPath), rep.markdown()); err != nil {
+		if err := writeSection(fromRoot(o.root, o.mdPath), o.section, rep.markdown()); err != nil {
 			return err
 		}
 		b, _ := json.MarshalIndent(rep, "", "  ")
@@ -218,30 +249,19 @@ func benchmark(ctx context.Context, o options, save func(*report) error) (*repor
 	if err := es.SetFaults(esstandin.Faults{Latency: esstandin.Duration(o.esLatency), LatencyJitter: esstandin.Duration(o.esJitter)}); err != nil {
 		return nil, err
 	}
-	for _, mode := range o.modes {
-		for _, protocol := range o.protocols {
-			for _, coll := range o.colls {
-				if coll == "stock" && !stockSupports(protocol) {
-					continue
-				}
-				cfg, ok := modeConfigs[coll][mode]
-				if !ok {
-					continue
-				}
-				if ctx.Err() != nil {
-					return rep, ctx.Err()
-				}
-				fmt.Fprintf(os.Stderr, "== %s %s %s\n", coll, mode, protocol)
-				r := runOne(ctx, o, es, coll, mode, protocol, cfg)
-				if r.Error != "" {
-					fmt.Fprintf(os.Stderr, "   error: %s\n", r.Error)
-				}
-				fmt.Fprintf(os.Stderr, "   %s\n", r.oneLine())
-				rep.Runs = append(rep.Runs, r)
-				if err := save(rep); err != nil {
-					return rep, err
-				}
-			}
+	for _, j := range jobs(o) {
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		fmt.Fprintf(os.Stderr, "== %s %s %s %s\n", j.coll, j.mode, j.protocol, j.variant.Name)
+		r := runOne(ctx, o, es, j)
+		if r.Error != "" {
+			fmt.Fprintf(os.Stderr, "   error: %s\n", r.Error)
+		}
+		fmt.Fprintf(os.Stderr, "   %s\n", r.oneLine())
+		rep.Runs = append(rep.Runs, r)
+		if err := save(rep); err != nil {
+			return rep, err
 		}
 	}
 	return rep, nil
@@ -253,6 +273,11 @@ type run struct {
 	Mode      string `json:"mode"`
 	Protocol  string `json:"protocol"`
 	Config    string `json:"config"`
+	// Variant names the sweep variant; Settings are its --set flags.
+	Variant  string   `json:"variant,omitempty"`
+	Settings []string `json:"settings,omitempty"`
+	// Rate is the offered request rate (requests/s); 0: closed loop.
+	Rate float64 `json:"rate,omitempty"`
 	// Gen is tracegen's own result: requests, bytes, latency, statuses.
 	Gen loadgen.Result `json:"generator"`
 	// CPUPercent is the collector's utime+stime over the wall time from the first request to the
@@ -280,9 +305,18 @@ func (r *run) oneLine() string {
 		r.Gen.Status.OK, r.Gen.Status.TooMany, r.Gen.Status.Server, r.Gen.Status.Other, r.Gen.Status.Transport, r.LastSpanSeconds)
 }
 
-func runOne(ctx context.Context, o options, es *esstandin.Server, coll, mode, protocol, cfg string) (r run) {
-	r = run{Collector: coll, Mode: mode, Protocol: protocol, Config: cfg}
+func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run) {
+	coll, mode, protocol, cfg := j.coll, j.mode, j.protocol, j.cfg
+	sets := append(append([]string(nil), o.sets...), j.variant.Set...)
+	r = run{Collector: coll, Mode: mode, Protocol: protocol, Config: cfg, Variant: j.variant.Name, Settings: j.variant.Set, Rate: o.rate}
 	fail := func(err error) run { r.Error = err.Error(); return r }
+	if o.rateFraction > 0 {
+		rate, err := halfRate(o.saturation, protocol, o.rateFraction)
+		if err != nil {
+			return fail(err)
+		}
+		r.Rate = rate
+	}
 	es.Reset()
 	bin := o.tracegate
 	if coll == "stock" {
@@ -308,7 +342,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, coll, mode, pr
 	}
 	proc, err := collectorproc.Start(ctx, collectorproc.Options{
 		Binary:    taskset,
-		Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, setArgs(o.sets)...),
+		Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, setArgs(sets)...),
 		Env:       []string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")},
 		HealthURL: "http://" + ports.health + "/",
 	})
@@ -331,8 +365,8 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, coll, mode, pr
 
 	genArgs := []string{"-protocol", protocol, "-target", ports.target(protocol), "-c", fmt.Sprint(o.conc), "-n", fmt.Sprint(o.requests),
 		"-spans", fmt.Sprint(o.spans), "-service", "bench-" + protocol, "-json", "-"}
-	if o.rate > 0 {
-		genArgs = append(genArgs, "-rate", fmt.Sprint(o.rate))
+	if r.Rate > 0 {
+		genArgs = append(genArgs, "-rate", fmt.Sprintf("%.0f", r.Rate))
 	}
 	if o.duration > 0 {
 		genArgs = append(genArgs, "-duration", o.duration.String())
@@ -360,10 +394,20 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, coll, mode, pr
 		return fail(err)
 	}
 	self0, _ := cpuTicks(os.Getpid())
+	if o.esDown {
+		if err := es.SetRefusing(true); err != nil {
+			return fail(err)
+		}
+	}
 	start := time.Now()
 	gen := exec.CommandContext(ctx, name, genArgs...)
 	gen.Stderr = os.Stderr
 	out, err := gen.Output()
+	if o.esDown {
+		if err := es.SetRefusing(false); err != nil {
+			return fail(err)
+		}
+	}
 	if err != nil {
 		return fail(fmt.Errorf("tracegen: %w", err))
 	}
