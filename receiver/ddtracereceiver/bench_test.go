@@ -12,10 +12,13 @@ import (
 	"time"
 
 	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
+	"github.com/stretchr/testify/require"
 	"github.com/tinylib/msgp/msgp"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/featuregate"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/xpdata/pref"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
@@ -107,44 +110,76 @@ func benchV05() []byte {
 // our decoder and with the Datadog Agent's (pkg/proto), both followed by the same translation.
 func BenchmarkDecodeTranslate(b *testing.B) {
 	v04, v05 := benchV04(), benchV05()
+	agentV04 := func(b []byte) (payload.Payload, error) {
+		var t pb.Traces
+		_, err := t.UnmarshalMsg(b)
+		return payload.FromTraces(t), err
+	}
+	agentV05 := func(b []byte) (payload.Payload, error) {
+		var t pb.Traces
+		err := t.UnmarshalMsgDictionary(b)
+		return payload.FromTraces(t), err
+	}
 	decoders := []struct {
-		name   string
-		body   []byte
-		decode func([]byte) (payload.Payload, error)
+		name         string
+		body         []byte
+		decode       func([]byte) (payload.Payload, error)
+		protoPooling bool // with the collector's pdata.useProtoPooling gate on
 	}{
-		{"v0.4/ours", v04, payload.DecodeTracesMsgpack},
-		{"v0.4/agent", v04, func(b []byte) (payload.Payload, error) {
-			var t pb.Traces
-			_, err := t.UnmarshalMsg(b)
-			return payload.FromTraces(t), err
-		}},
-		{"v0.5/ours", v05, payload.DecodeV05},
-		{"v0.5/agent", v05, func(b []byte) (payload.Payload, error) {
-			var t pb.Traces
-			err := t.UnmarshalMsgDictionary(b)
-			return payload.FromTraces(t), err
-		}},
+		{"v0.4/ours", v04, payload.DecodeTracesMsgpack, false},
+		{"v0.4/agent", v04, agentV04, false},
+		{"v0.4/ours+protopooling", v04, payload.DecodeTracesMsgpack, true},
+		{"v0.5/ours", v05, payload.DecodeV05, false},
+		{"v0.5/agent", v05, agentV05, false},
+		{"v0.5/ours+protopooling", v05, payload.DecodeV05, true},
 	}
 	for _, d := range decoders {
 		b.Run(d.name, func(b *testing.B) {
+			if d.protoPooling {
+				useProtoPooling(b)
+			}
 			tr := translator.New(translator.Options{TraceIDCacheSize: 1000, StatusOKWithoutError: true})
-			b.SetBytes(int64(len(d.body)))
-			b.ReportAllocs()
-			for b.Loop() {
+			decodeTranslate := func(h translator.Headers) int {
 				p, err := d.decode(d.body)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if res := tr.ToTraces([]payload.Payload{p}, translator.Headers{Lang: "go"}); res.Spans != benchSpans {
-					b.Fatalf("%d spans", res.Spans)
+				res := tr.ToTraces([]payload.Payload{p}, h)
+				p.Release() // as the handler does
+				if d.protoPooling {
+					releaseAsPipeline(res.Traces)
+				}
+				return res.Spans
+			}
+			b.SetBytes(int64(len(d.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if spans := decodeTranslate(translator.Headers{Lang: "go"}); spans != benchSpans {
+					b.Fatalf("%d spans", spans)
 				}
 			}
 			b.ReportMetric(float64(benchSpans*b.N)/b.Elapsed().Seconds(), "spans/s")
 			b.ReportMetric(float64(testing.AllocsPerRun(10, func() {
-				p, _ := d.decode(d.body)
-				tr.ToTraces([]payload.Payload{p}, translator.Headers{})
+				decodeTranslate(translator.Headers{})
 			}))/benchSpans, "allocs/span")
 		})
+	}
+}
+
+// useProtoPooling turns the collector-wide pdata.useProtoPooling feature gate on for one
+// benchmark: pdata then takes its objects from pools, to which the pipeline returns them when the
+// last consumer is done with them (with pdata.enableRefCounting, on by default).
+func useProtoPooling(b *testing.B) {
+	const gate = "pdata.useProtoPooling"
+	require.NoError(b, featuregate.GlobalRegistry().Set(gate, true))
+	b.Cleanup(func() { _ = featuregate.GlobalRegistry().Set(gate, false) })
+}
+
+// releaseAsPipeline does what the collector's pipeline does with traces when its first consumer
+// returns and nothing took a reference: it returns their objects to pdata's pools.
+func releaseAsPipeline(td ptrace.Traces) {
+	if pref.MarkPipelineOwnedTraces(td) {
+		pref.UnrefTraces(td)
 	}
 }
 
@@ -192,32 +227,38 @@ func BenchmarkPdataFloor(b *testing.B) {
 	meta := benchMeta(0)
 	b.ReportAllocs()
 	for b.Loop() {
-		td := ptrace.NewTraces()
-		rs := td.ResourceSpans().AppendEmpty()
-		rs.Resource().Attributes().PutStr("service.name", "checkout")
-		spans := rs.ScopeSpans().AppendEmpty().Spans()
-		spans.EnsureCapacity(benchSpans)
-		for i := 0; i < benchSpans; i++ {
-			s := spans.AppendEmpty()
-			s.SetTraceID(pcommon.TraceID{1})
-			s.SetSpanID(pcommon.SpanID{byte(i + 1)})
-			s.SetName("GET /api/cart/:id")
-			s.SetKind(ptrace.SpanKindServer)
-			s.SetStartTimestamp(1)
-			s.SetEndTimestamp(2)
-			attrs := s.Attributes()
-			attrs.EnsureCapacity(18)
-			attrs.PutStr("dd.span.Resource", "GET /api/cart/:id")
-			attrs.PutStr("datadog.span.id", "1")
-			attrs.PutStr("datadog.trace.id", "2")
-			for _, kv := range meta {
-				attrs.PutStr(kv[0], kv[1])
-			}
-			for _, kv := range benchMetrics {
-				attrs.PutDouble(kv[0].(string), kv[1].(float64))
-			}
-			s.Status().SetCode(ptrace.StatusCodeOk)
-		}
+		pdataFloor(meta)
 	}
 	b.ReportMetric(float64(benchSpans*b.N)/b.Elapsed().Seconds(), "spans/s")
+}
+
+// pdataFloor builds the traces of BenchmarkPdataFloor.
+func pdataFloor(meta [][2]string) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "checkout")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	spans.EnsureCapacity(benchSpans)
+	for i := 0; i < benchSpans; i++ {
+		s := spans.AppendEmpty()
+		s.SetTraceID(pcommon.TraceID{1})
+		s.SetSpanID(pcommon.SpanID{byte(i + 1)})
+		s.SetName("GET /api/cart/:id")
+		s.SetKind(ptrace.SpanKindServer)
+		s.SetStartTimestamp(1)
+		s.SetEndTimestamp(2)
+		attrs := s.Attributes()
+		attrs.EnsureCapacity(18)
+		attrs.PutStr("dd.span.Resource", "GET /api/cart/:id")
+		attrs.PutStr("datadog.span.id", "1")
+		attrs.PutStr("datadog.trace.id", "2")
+		for _, kv := range meta {
+			attrs.PutStr(kv[0], kv[1])
+		}
+		for _, kv := range benchMetrics {
+			attrs.PutDouble(kv[0].(string), kv[1].(float64))
+		}
+		s.Status().SetCode(ptrace.StatusCodeOk)
+	}
+	return td
 }

@@ -232,6 +232,9 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 		return fail(0, &decodeError{err})
 	}
 	res := r.translator.ToTraces(payloads, headersOf(req))
+	for i := range payloads {
+		payloads[i].Release() // the traces hold none of the payloads' memory, only their strings
+	}
 	r.countDropped(ctx, ep, res.Dropped)
 	if res.Spans == 0 {
 		return 0, nil

@@ -200,6 +200,7 @@ func assertSameAsAgentV04(t *testing.T, body []byte, ours Payload) {
 // repairs span strings but passes payload, chunk, link and event strings through; we repair all,
 // since neither pdata nor Elasticsearch takes invalid UTF-8).
 func normalize(p Payload) Payload {
+	p.arena = nil // where the decoder cut the spans from, not what it decoded
 	fix := func(s *string) { *s = repairUTF8([]byte(*s)) }
 	for _, f := range []*string{&p.ContainerID, &p.LanguageName, &p.LanguageVersion, &p.TracerVersion, &p.RuntimeID, &p.Env, &p.Hostname, &p.AppVersion} {
 		fix(f)
@@ -299,4 +300,22 @@ func dedupKB(kbs []KB) []KB {
 		m[kb.Key] = kb.Value
 	}
 	return sortedKBs(m)
+}
+
+// TestIsASCII checks the word-at-a-time ASCII test against a byte loop: every length around the
+// word size, with a non-ASCII byte at every position.
+func TestIsASCII(t *testing.T) {
+	for n := 0; n <= 25; n++ {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 'a' + byte(i%26)
+		}
+		assert.True(t, isASCII(b), "length %d", n)
+		for i := range b {
+			c := b[i]
+			b[i] = 0x80
+			assert.False(t, isASCII(b), "length %d, byte %d", n, i)
+			b[i] = c
+		}
+	}
 }

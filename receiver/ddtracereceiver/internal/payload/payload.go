@@ -22,6 +22,19 @@ type Payload struct {
 	AppVersion      string
 	Tags            []KV
 	Chunks          []Chunk
+
+	arena *reader // what the spans, meta and metrics were cut from, if a reader decoded them
+}
+
+// Release hands the memory the payload's spans, meta and metrics were cut from to later decodes,
+// and empties the payload. Call it once, when nothing uses the payload any more; copies of the
+// payload share that memory, so they must not be used either. The strings stay valid: they are
+// not part of that memory.
+func (p *Payload) Release() {
+	if p.arena != nil {
+		p.arena.release()
+	}
+	*p = Payload{}
 }
 
 // Chunk is the part of one trace a tracer flushed at once.

@@ -32,14 +32,14 @@ func DecodeV05(b []byte) (Payload, error) {
 	if n, b, err = arrayHeader(b); err != nil {
 		return Payload{}, fmt.Errorf("traces: %w", err)
 	}
-	p := Payload{Chunks: make([]Chunk, n)}
+	p := Payload{Chunks: make([]Chunk, n), arena: r}
 	for i := range p.Chunks {
 		p.Chunks[i].Priority = PriorityNone
 		var spans int
 		if spans, b, err = arrayHeader(b); err != nil {
 			return Payload{}, fmt.Errorf("trace %d: %w", i, err)
 		}
-		p.Chunks[i].Spans = make([]Span, spans)
+		p.Chunks[i].Spans = r.spanSlice(spans)
 		for j := range p.Chunks[i].Spans {
 			if b, err = r.readV05Span(b, dict, &p.Chunks[i].Spans[j]); err != nil {
 				return Payload{}, fmt.Errorf("trace %d span %d: %w", i, j, err)

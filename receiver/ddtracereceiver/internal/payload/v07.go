@@ -9,7 +9,7 @@ import (
 // DecodeV07 decodes a msgpack TracerPayload (the /v0.7/traces body).
 func DecodeV07(b []byte) (Payload, error) {
 	r := newReader(b)
-	var p Payload
+	p := Payload{arena: r}
 	_, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
 		switch key {
 		case "container_id":

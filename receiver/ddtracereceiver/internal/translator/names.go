@@ -28,7 +28,7 @@ func spanName(s *payload.Span, span ptrace.Span, attrs pcommon.Map) string {
 			return s.Name
 		}
 		if route := meta("http.route"); route != "" {
-			return method + " " + route
+			return joinOrReuse(s.Resource, method, " ", route)
 		}
 		return method
 	case "spring.handler":
@@ -78,4 +78,15 @@ func spanName(s *payload.Span, span ptrace.Span, attrs pcommon.Map) string {
 		return service + "/" + op
 	}
 	return s.Name
+}
+
+// joinOrReuse returns a+sep+b. Tracers usually put exactly that in the resource (web spans:
+// "GET /route"), so when they did the resource is returned instead: it is a substring of the
+// request body already, and the span name then costs no allocation.
+func joinOrReuse(resource, a, sep, b string) string {
+	if len(resource) == len(a)+len(sep)+len(b) && strings.HasPrefix(resource, a) &&
+		resource[len(a):len(a)+len(sep)] == sep && strings.HasSuffix(resource, b) {
+		return resource
+	}
+	return a + sep + b
 }

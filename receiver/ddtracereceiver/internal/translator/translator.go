@@ -81,10 +81,10 @@ type group struct {
 // ToTraces translates payloads (one for most endpoints, several for /api/v0.2).
 func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 	res := Result{Traces: ptrace.NewTraces()}
-	groups := map[resourceKey]*group{}
-	var order []*group
-	var last *group // spans of one resource usually come together: skip the map then
-	ids := newDecimalIDs(payloads)
+	spans := spanCount(payloads)
+	groups := resourceGroups{firstCapacity: spans}
+	var ids decimalIDs
+	ids.reserve(spans)
 	for pi := range payloads {
 		p := &payloads[pi]
 		lang, langV, tracerV := firstNonEmpty(h.Lang, p.LanguageName), firstNonEmpty(h.LangVersion, p.LanguageVersion), firstNonEmpty(h.TracerVersion, p.TracerVersion)
@@ -106,17 +106,8 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 				info := scanSpan(s)
 				key := resourceKeyOf(&info, s, p, container)
 				key.lang, key.langVersion, key.tracerVersion = lang, langV, tracerV
-				g := last
-				if g == nil || g.key != key {
-					if g = groups[key]; g == nil {
-						g = &group{key: key, tags: p.Tags, spans: ptrace.NewSpanSlice()}
-						groups[key] = g
-						order = append(order, g)
-					}
-					last = g
-				}
-				span := g.spans.AppendEmpty()
-				spanDec, traceDec := ids.next()
+				span := groups.of(key, p.Tags).spans.AppendEmpty()
+				spanDec, traceDec := ids.of(s)
 				t.fillSpan(span, s, &info, high, spanDec, traceDec)
 				if hasPriority && si == prioritySpan {
 					span.Attributes().PutInt("sampling.priority", priority)
@@ -126,6 +117,7 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 		}
 	}
 	// Deterministic output: resources sorted by what identifies them.
+	order := groups.order
 	slices.SortStableFunc(order, func(a, b *group) int {
 		return cmp.Or(cmp.Compare(a.key.service, b.key.service), cmp.Compare(a.key.env, b.key.env),
 			cmp.Compare(a.key.version, b.key.version), cmp.Compare(a.key.host, b.key.host),
@@ -144,6 +136,65 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 		g.spans.MoveAndAppendTo(ss.Spans())
 	}
 	return res
+}
+
+// resourceGroups collects the spans of each resource, in the order the resources first appear.
+type resourceGroups struct {
+	order []*group
+	byKey map[resourceKey]*group // built only past maxScannedGroups: most requests have one resource
+	last  *group                 // spans of one resource usually come together
+	// firstCapacity is the room the first group gets for spans (all of the request's, as most
+	// requests have one resource), so that its span slice is not grown span after span.
+	firstCapacity int
+}
+
+// maxScannedGroups is how many groups are searched by comparing keys before a map is worth it.
+const maxScannedGroups = 8
+
+// of returns the group of key, adding it (with the payload's tags) if it is new.
+func (gs *resourceGroups) of(key resourceKey, tags []payload.KV) *group {
+	if gs.last != nil && gs.last.key == key {
+		return gs.last
+	}
+	g := gs.find(key)
+	if g == nil {
+		g = &group{key: key, tags: tags, spans: ptrace.NewSpanSlice()}
+		if len(gs.order) == 0 {
+			g.spans.EnsureCapacity(gs.firstCapacity)
+		}
+		gs.order = append(gs.order, g)
+		if gs.byKey != nil {
+			gs.byKey[key] = g
+		}
+	}
+	gs.last = g
+	return g
+}
+
+func (gs *resourceGroups) find(key resourceKey) *group {
+	if gs.byKey != nil {
+		return gs.byKey[key]
+	}
+	for _, g := range gs.order {
+		if g.key == key {
+			return g
+		}
+	}
+	if len(gs.order) >= maxScannedGroups {
+		gs.byKey = make(map[resourceKey]*group, 2*len(gs.order))
+		for _, g := range gs.order {
+			gs.byKey[g.key] = g
+		}
+	}
+	return nil
+}
+
+func spanCount(payloads []payload.Payload) int {
+	n := 0
+	for i := range payloads {
+		n += payloads[i].SpanCount()
+	}
+	return n
 }
 
 func (r *Result) drop(reason string) {
@@ -249,7 +300,7 @@ func (t *Translator) chunkTraceIDHigh(c *payload.Chunk) uint64 {
 	if len(c.Spans) > 0 {
 		low = c.Spans[0].TraceID
 	}
-	if high, err := strconv.ParseUint(tid, 16, 64); err == nil && len(tid) == 16 {
+	if high, ok := parseTraceIDHigh(tid); ok {
 		if low != 0 {
 			t.cache.put(low, high)
 		}
@@ -259,6 +310,16 @@ func (t *Translator) chunkTraceIDHigh(c *payload.Chunk) uint64 {
 		return high
 	}
 	return 0
+}
+
+// parseTraceIDHigh parses a _dd.p.tid value: 16 hex digits. The length is checked first, so a
+// chunk without the tag costs no error allocation.
+func parseTraceIDHigh(tid string) (uint64, bool) {
+	if len(tid) != 16 {
+		return 0, false
+	}
+	high, err := strconv.ParseUint(tid, 16, 64)
+	return high, err == nil
 }
 
 // chunkPriority returns the sampling priority and the span that carries it: the chunk's own
@@ -439,46 +500,26 @@ func (t *Translator) setStatus(span ptrace.Span, s *payload.Span) {
 	}
 }
 
-// decimalIDs holds the decimal span and trace ids of every span of a request, in order, cut from
-// one string: the datadog.span.id and datadog.trace.id attributes would otherwise cost two
-// allocations per span.
+// decimalIDs writes the decimal span and trace ids of a request's spans into one buffer, sized
+// for all of them: the datadog.span.id and datadog.trace.id attributes would otherwise cost two
+// allocations per span. The ids are substrings of what the builder has written, which stays
+// valid as the builder appends.
 type decimalIDs struct {
-	all  string
-	ends []int // per span: end of its span id, end of its trace id
-	pos  int
+	buf     strings.Builder
+	scratch [20]byte // one uint64 in decimal
 }
 
-func newDecimalIDs(payloads []payload.Payload) *decimalIDs {
-	n := 0
-	for i := range payloads {
-		n += payloads[i].SpanCount()
-	}
-	buf := make([]byte, 0, n*24)
-	d := &decimalIDs{ends: make([]int, 0, 2*n)}
-	for i := range payloads {
-		for _, c := range payloads[i].Chunks {
-			for j := range c.Spans {
-				if c.Spans[j].TraceID == 0 || c.Spans[j].SpanID == 0 {
-					continue // dropped before translation
-				}
-				buf = strconv.AppendUint(buf, c.Spans[j].SpanID, 10)
-				d.ends = append(d.ends, len(buf))
-				buf = strconv.AppendUint(buf, c.Spans[j].TraceID, 10)
-				d.ends = append(d.ends, len(buf))
-			}
-		}
-	}
-	d.all = string(buf)
-	return d
+// reserve makes room for the ids of n spans.
+func (d *decimalIDs) reserve(n int) {
+	d.buf.Grow(n * 2 * len(d.scratch))
 }
 
-// next returns the next span's decimal span id and trace id.
-func (d *decimalIDs) next() (spanDec, traceDec string) {
-	start := 0
-	if d.pos > 0 {
-		start = d.ends[d.pos-1]
-	}
-	spanEnd, traceEnd := d.ends[d.pos], d.ends[d.pos+1]
-	d.pos += 2
-	return d.all[start:spanEnd], d.all[spanEnd:traceEnd]
+// of returns the span's decimal span id and trace id.
+func (d *decimalIDs) of(s *payload.Span) (spanDec, traceDec string) {
+	start := d.buf.Len()
+	d.buf.Write(strconv.AppendUint(d.scratch[:0], s.SpanID, 10))
+	mid := d.buf.Len()
+	d.buf.Write(strconv.AppendUint(d.scratch[:0], s.TraceID, 10))
+	all := d.buf.String()
+	return all[start:mid], all[mid:]
 }

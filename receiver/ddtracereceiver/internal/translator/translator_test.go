@@ -2,7 +2,9 @@ package translator
 
 import (
 	"encoding/hex"
+	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,4 +110,45 @@ func FuzzTranslate(f *testing.F) {
 			t.Fatalf("%d spans in, %d out, %d counted, %d dropped", p.SpanCount(), res.Traces.SpanCount(), res.Spans, dropped)
 		}
 	})
+}
+
+// TestManyResources interleaves the spans of more resources than are searched without a map:
+// every span lands in its resource, and the resources come out sorted.
+func TestManyResources(t *testing.T) {
+	const resources, perResource = 3 * maxScannedGroups, 3
+	var in []payload.Span
+	for i := 0; i < perResource; i++ {
+		for r := 0; r < resources; r++ {
+			in = append(in, payload.Span{Service: fmt.Sprintf("svc-%02d", r), TraceID: 1, SpanID: uint64(1 + len(in))})
+		}
+	}
+	res := New(Options{}).ToTraces(one(in...), Headers{})
+	rss := res.Traces.ResourceSpans()
+	require.Equal(t, resources, rss.Len())
+	for r := 0; r < resources; r++ {
+		service, _ := rss.At(r).Resource().Attributes().Get("service.name")
+		assert.Equal(t, fmt.Sprintf("svc-%02d", r), service.Str())
+		spans := rss.At(r).ScopeSpans().At(0).Spans()
+		require.Equal(t, perResource, spans.Len())
+		for i := 0; i < perResource; i++ {
+			// Spans keep their order within a resource.
+			assert.Equal(t, spanID(uint64(1+i*resources+r)), spans.At(i).SpanID())
+		}
+	}
+}
+
+func TestJoinOrReuse(t *testing.T) {
+	for _, tt := range []struct{ resource, want string }{
+		{"GET /cart", "GET /cart"},
+		{"POST /cart", "GET /cart"},
+		{"GET /carts", "GET /cart"},
+		{"GET_/cart", "GET /cart"},
+		{"", "GET /cart"},
+	} {
+		got := joinOrReuse(tt.resource, "GET", " ", "/cart")
+		assert.Equal(t, tt.want, got, "resource %q", tt.resource)
+		if tt.resource == tt.want {
+			assert.Equal(t, unsafe.StringData(tt.resource), unsafe.StringData(got), "the resource itself is returned")
+		}
+	}
 }

@@ -1,0 +1,83 @@
+package payload
+
+import "sync"
+
+// slab hands out subslices of a few large blocks, so that a payload's many small slices (meta,
+// metrics, spans) cost a few allocations; reset keeps the blocks for the next payload.
+type slab[T any] struct {
+	blocks [][]T // what was handed out of block i is blocks[i][:len(blocks[i])]
+	cur    int   // the block being cut
+}
+
+// take returns n zeroed elements. A block too small for them is left for the next payload; a new
+// block holds at least blockSize elements.
+func (s *slab[T]) take(n, blockSize int) []T {
+	for ; s.cur < len(s.blocks); s.cur++ {
+		if b := s.blocks[s.cur]; cap(b)-len(b) >= n {
+			i := len(b)
+			s.blocks[s.cur] = b[:i+n]
+			return b[i : i+n : i+n] // full slice expression: appending never overwrites a neighbour
+		}
+	}
+	b := make([]T, n, max(n, blockSize))
+	s.blocks = append(s.blocks, b) // s.cur is its index
+	return b[:n:n]
+}
+
+// reset zeroes what was handed out, which drops its references to the old payload's strings.
+func (s *slab[T]) reset() {
+	for i, b := range s.blocks {
+		clear(b)
+		s.blocks[i] = b[:0]
+	}
+	s.cur = 0
+}
+
+func (s *slab[T]) capacity() int {
+	n := 0
+	for _, b := range s.blocks {
+		n += cap(b)
+	}
+	return n
+}
+
+// Block sizes follow the body's size: one meta pair or metric per 32 bytes of body (a short pair
+// on the wire), one span per 256 bytes (a span with a few tags), within bounds.
+const (
+	bodyBytesPerPair = 32
+	bodyBytesPerSpan = 256
+	maxBlock         = 4096
+)
+
+func (r *reader) blockSize(bodyBytesPerElement int) int {
+	return min(r.n/bodyBytesPerElement, maxBlock)
+}
+
+func (r *reader) kvSlice(n int) []KV     { return r.kvs.take(n, r.blockSize(bodyBytesPerPair)) }
+func (r *reader) kfSlice(n int) []KF     { return r.kfs.take(n, r.blockSize(bodyBytesPerPair)) }
+func (r *reader) spanSlice(n int) []Span { return r.spans.take(n, r.blockSize(bodyBytesPerSpan)) }
+
+// readers are reused across requests: allocating and zeroing the slabs of every request was a
+// third of the bytes a request allocated, and garbage collection a large share of its time.
+var readers = sync.Pool{New: func() any { return new(reader) }}
+
+// maxPooledElements keeps the slabs of a huge payload from staying in the pool.
+const maxPooledElements = 1 << 16
+
+func newReader(b []byte) *reader {
+	r := readers.Get().(*reader)
+	r.src, r.n = string(b), len(b)
+	return r
+}
+
+// release hands the reader's slabs to the next request. Nothing cut from them may be used after.
+func (r *reader) release() {
+	r.src, r.n = "", 0
+	if r.kvs.capacity() > maxPooledElements || r.kfs.capacity() > maxPooledElements || r.spans.capacity() > maxPooledElements {
+		return
+	}
+	r.kvs.reset()
+	r.kfs.reset()
+	r.spans.reset()
+	readers.Put(r)
+}
