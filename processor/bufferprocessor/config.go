@@ -40,6 +40,7 @@ const (
 	maxCapacityMiB   = 1 << 20 // 1 TiB
 	maxFsyncInterval = time.Minute
 	maxRetryInterval = time.Hour
+	maxShutdown      = time.Hour
 )
 
 // Config is the buffer processor's configuration.
@@ -61,6 +62,12 @@ type Config struct {
 	WhenFull string `mapstructure:"when_full"`
 	// Retry is the backoff for retryable errors from the next consumer.
 	Retry RetryConfig `mapstructure:"retry"`
+	// ShutdownTimeout bounds how long Shutdown waits for deliveries when the collector gives no
+	// deadline (it gives none on SIGTERM). With storage, in-flight deliveries may finish within it;
+	// then they are cancelled and their records saved to disk. Without storage, workers drain the
+	// memory queue within it; what is left is counted as dropped. Keep it below the platform's
+	// kill timeout (Kubernetes: terminationGracePeriodSeconds, 30s by default). Default 10s; 1ms..1h.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 }
 
 // StorageConfig configures the disk log.
@@ -127,6 +134,9 @@ func (cfg *Config) Validate() error {
 	}
 	if r.MaxElapsed < 0 {
 		errs = append(errs, fmt.Errorf("retry.max_elapsed must not be negative, got %v", r.MaxElapsed))
+	}
+	if cfg.ShutdownTimeout < time.Millisecond || cfg.ShutdownTimeout > maxShutdown {
+		errs = append(errs, fmt.Errorf("shutdown_timeout must be between 1ms and %v, got %v", maxShutdown, cfg.ShutdownTimeout))
 	}
 	return errors.Join(errs...)
 }

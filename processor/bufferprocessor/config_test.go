@@ -29,15 +29,17 @@ func TestLoadConfig(t *testing.T) {
 			id: component.NewIDWithName(metadata.Type, "custom"),
 			expected: &Config{
 				Threads: 16, Buffer: 500, MaxBatchSpans: 2048, WhenFull: WhenFullDropOldest,
-				Storage: configoptional.Default(defaultStorage()),
-				Retry:   RetryConfig{InitialInterval: 200 * time.Millisecond, MaxInterval: 10 * time.Second, MaxElapsed: time.Hour},
+				Storage:         configoptional.Default(defaultStorage()),
+				Retry:           RetryConfig{InitialInterval: 200 * time.Millisecond, MaxInterval: 10 * time.Second, MaxElapsed: time.Hour},
+				ShutdownTimeout: 25 * time.Second,
 			},
 		},
 		{
 			id: component.NewIDWithName(metadata.Type, "disk"),
 			expected: &Config{
 				Threads: 8, Buffer: 100, WhenFull: WhenFullRefuse, Storage: configoptional.Some(disk),
-				Retry: RetryConfig{InitialInterval: time.Second, MaxInterval: 30 * time.Second},
+				Retry:           RetryConfig{InitialInterval: time.Second, MaxInterval: 30 * time.Second},
+				ShutdownTimeout: 10 * time.Second,
 			},
 		},
 		{
@@ -48,7 +50,8 @@ func TestLoadConfig(t *testing.T) {
 					Directory: "/var/lib/tracegate/buffer", CapacityMiB: 1024, Mode: ModeWriteAhead,
 					Fsync: FsyncAlways, FsyncInterval: 50 * time.Millisecond,
 				}),
-				Retry: RetryConfig{InitialInterval: time.Second, MaxInterval: 30 * time.Second},
+				Retry:           RetryConfig{InitialInterval: time.Second, MaxInterval: 30 * time.Second},
+				ShutdownTimeout: 10 * time.Second,
 			},
 		},
 	}
@@ -92,6 +95,7 @@ func TestValidateErrors(t *testing.T) {
 		{"initial_interval", func(c *Config) { c.Retry.InitialInterval = 0 }, "retry.initial_interval must be between 1ms and 1h0m0s, got 0s"},
 		{"max_interval below initial", func(c *Config) { c.Retry.MaxInterval = 500 * time.Millisecond }, "retry.max_interval must be between retry.initial_interval (1s) and 1h0m0s, got 500ms"},
 		{"max_elapsed negative", func(c *Config) { c.Retry.MaxElapsed = -time.Second }, "retry.max_elapsed must not be negative, got -1s"},
+		{"shutdown_timeout zero", func(c *Config) { c.ShutdownTimeout = 0 }, "shutdown_timeout must be between 1ms and 1h0m0s, got 0s"},
 		{"directory", withStorage(func(s *StorageConfig) { s.Directory = "" }), "storage: directory must be set"},
 		{"capacity", withStorage(func(s *StorageConfig) { s.CapacityMiB = 0 }), "storage: capacity_mib must be between 1 and 1048576, got 0"},
 		{"mode", withStorage(func(s *StorageConfig) { s.Mode = "wal" }), `storage: mode must be "overflow" or "write_ahead", got "wal"`},

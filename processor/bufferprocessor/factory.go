@@ -32,6 +32,7 @@ func createDefaultConfig() component.Config {
 			InitialInterval: time.Second,
 			MaxInterval:     30 * time.Second,
 		},
+		ShutdownTimeout: 10 * time.Second,
 	}
 }
 

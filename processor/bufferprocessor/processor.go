@@ -178,12 +178,16 @@ func (p *bufferProcessor) countDrop(reason string, spans int64) {
 // Shutdown stops intake. With storage, retries stop at once, in-flight deliveries may finish
 // until the deadline, and everything still in memory is written to disk. Without storage, workers
 // keep delivering until the memory queue is empty or the deadline expires; what is left then is
-// counted as dropped (reason "shutdown") and logged once.
+// counted as dropped (reason "shutdown") and logged once. The deadline is ctx's or
+// shutdown_timeout, whichever comes first: the collector passes no deadline on SIGTERM, and an
+// exporter retrying a dead Elasticsearch would otherwise hold the process until it is killed.
 func (p *bufferProcessor) Shutdown(ctx context.Context) error {
 	defer p.tel.Shutdown()
 	if !p.alive {
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.ShutdownTimeout)
+	defer cancel()
 	p.q.close()
 	if p.log != nil {
 		p.stopRetries()
