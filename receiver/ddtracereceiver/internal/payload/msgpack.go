@@ -45,6 +45,16 @@ func mapHeader(b []byte) (int, []byte, error) {
 	return int(n), rest, nil
 }
 
+// The msgpack type bytes of the fast paths (the general paths use msgp).
+const (
+	msgpPosFixintMax = 0x7f
+	msgpFixstr       = 0xa0 // 0b101xxxxx, xxxxx the length
+	msgpFloat64      = 0xcb
+	msgpUint64       = 0xcf
+	msgpInt32        = 0xd2
+	msgpInt64        = 0xd3
+)
+
 // reader decodes one body. Every string it returns is a substring of src, one copy of the whole
 // body, instead of one allocation per string: decoding then allocates per span only what pdata
 // needs. The strings keep src alive as long as the spans live, which costs the body's msgpack
@@ -148,6 +158,13 @@ func repairUTF8(raw []byte) string {
 // readUint64 reads an unsigned id: nil is 0, and a negative int is reinterpreted as unsigned
 // because Java encodes unsigned ids as signed longs.
 func readUint64(b []byte) (uint64, []byte, error) {
+	// Fast paths for what tracers send for ids: a positive fixint or a uint64.
+	if len(b) > 0 && b[0] <= msgpPosFixintMax {
+		return uint64(b[0]), b[1:], nil
+	}
+	if len(b) >= 9 && b[0] == msgpUint64 {
+		return binary.BigEndian.Uint64(b[1:9]), b[9:], nil
+	}
 	if msgp.IsNil(b) {
 		return 0, b[1:], nil
 	}
@@ -164,6 +181,16 @@ func readUint64(b []byte) (uint64, []byte, error) {
 
 // readInt64 reads a signed integer: nil is 0, a uint is accepted unless it overflows.
 func readInt64(b []byte) (int64, []byte, error) {
+	// Fast paths for what tracers send for times and durations: a positive fixint, an int64 or an
+	// int32.
+	switch {
+	case len(b) > 0 && b[0] <= msgpPosFixintMax:
+		return int64(b[0]), b[1:], nil
+	case len(b) >= 9 && b[0] == msgpInt64:
+		return int64(binary.BigEndian.Uint64(b[1:9])), b[9:], nil
+	case len(b) >= 5 && b[0] == msgpInt32:
+		return int64(int32(binary.BigEndian.Uint32(b[1:5]))), b[5:], nil
+	}
 	if msgp.IsNil(b) {
 		return 0, b[1:], nil
 	}
@@ -214,6 +241,9 @@ func readUint32(b []byte) (uint32, []byte, error) {
 
 // readFloat64 reads a number of any msgpack kind (nil is 0).
 func readFloat64(b []byte) (float64, []byte, error) {
+	if len(b) >= 9 && b[0] == msgpFloat64 { // fast path: what tracers send for metrics
+		return math.Float64frombits(binary.BigEndian.Uint64(b[1:9])), b[9:], nil
+	}
 	if msgp.IsNil(b) {
 		return 0, b[1:], nil
 	}
@@ -383,6 +413,11 @@ func (r *reader) readSpan(b []byte) (Span, []byte, error) {
 
 // readKey reads a map key, str or bin, without copying.
 func readKey(b []byte) ([]byte, []byte, error) {
+	if len(b) > 0 && b[0]&0xe0 == msgpFixstr { // fast path: every field name of a span map
+		if n := int(b[0] & 0x1f); len(b) > n {
+			return b[1 : 1+n], b[1+n:], nil
+		}
+	}
 	if msgp.NextType(b) == msgp.BinType {
 		return msgp.ReadBytesZC(b)
 	}
