@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,6 +73,11 @@ func crashChild(t *testing.T, dir string) {
 	h := start(t, cfg, rec, nil)
 	for i := range n {
 		require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(i*10, 10)...)))
+	}
+	// At least one delivery must have started (and so been marked dispatched) before the kill, or
+	// the duplicates-possible assertion races with the workers on a loaded machine.
+	for rec.n.Load() == 0 {
+		time.Sleep(time.Millisecond)
 	}
 	fmt.Printf("ACKED %d\n", n)
 	select {} // killed here

@@ -12,10 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
 )
 
 func TestRetryableErrorsAreRetriedUntilAccepted(t *testing.T) {
@@ -179,6 +182,41 @@ func TestReplayAfterRestart(t *testing.T) {
 			assert.Positive(t, h2.sum(t, "processor_buffer_replayed_batches", ""))
 		})
 	}
+}
+
+// TestReplayUsesAllThreads: records found on disk at Start are delivered by every worker at once
+// (Datakit drains its disk with one goroutine): with a next consumer that holds each delivery,
+// `threads` deliveries are in flight together, never more.
+func TestReplayUsesAllThreads(t *testing.T) {
+	const threads, records = 4, 12
+	dir := t.TempDir()
+	l, _, err := diskqueue.Open(diskqueue.Options{Dir: dir, CapacityBytes: 64 << 20, Fsync: diskqueue.FsyncNever})
+	require.NoError(t, err)
+	var m ptrace.ProtoMarshaler
+	for i := range records {
+		payload, err := m.MarshalTraces(makeTraces(i))
+		require.NoError(t, err)
+		_, _, err = l.Append(payload, 1, time.Now(), false)
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.Close())
+
+	rec := newRecorder()
+	rec.gate = make(chan struct{})
+	cfg := diskCfg(dir, ModeWriteAhead, FsyncInterval)
+	cfg.Threads = threads
+	h := start(t, cfg, rec, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for rec.n.Load() < threads {
+		require.True(t, time.Now().Before(deadline), "only %d of %d workers delivering replayed records", rec.n.Load(), threads)
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	assert.EqualValues(t, threads, rec.n.Load(), "more deliveries in flight than threads")
+	close(rec.gate)
+	rec.waitDistinct(t, records)
+	h.shutdown(t)
+	rec.checkAll(t, rangeIDs(0, records))
 }
 
 func TestFullRefusesWithRetryableStatus(t *testing.T) {

@@ -117,9 +117,10 @@ func (q *queue) push(td ptrace.Traces) error {
 		return nil
 	}
 	var m ptrace.ProtoMarshaler
-	it := item{td: td, spans: spans, bytes: int64(m.TracesSize(td)), enqueued: time.Now()}
+	it := item{td: td, spans: spans, enqueued: time.Now()}
 
 	if q.log == nil || !q.writeAhead {
+		it.bytes = int64(m.TracesSize(td))
 		q.mu.Lock()
 		if q.closed {
 			q.mu.Unlock()
@@ -145,7 +146,8 @@ func (q *queue) push(td ptrace.Traces) error {
 	if err != nil {
 		return consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
 	}
-	it.payload = payload
+	// In write_ahead the size comes from the serialized payload: one pass over the batch less.
+	it.payload, it.bytes = payload, int64(len(payload))
 	return q.appendToDisk(it)
 }
 

@@ -40,6 +40,13 @@ type header struct {
 
 // appendRecord appends the encoded record to dst and returns it.
 func appendRecord(dst, payload []byte, spans uint32, unixNano int64) []byte {
+	h := encodeHeader(payload, spans, unixNano)
+	dst = append(dst, h[:]...)
+	return append(dst, payload...)
+}
+
+// encodeHeader returns the header of the record holding payload.
+func encodeHeader(payload []byte, spans uint32, unixNano int64) [headerSize]byte {
 	var h [headerSize]byte
 	binary.LittleEndian.PutUint32(h[0:4], magic)
 	binary.LittleEndian.PutUint32(h[8:12], uint32(len(payload))) //nolint:gosec // bounded by MaxRecordBytes in Append
@@ -47,8 +54,7 @@ func appendRecord(dst, payload []byte, spans uint32, unixNano int64) []byte {
 	binary.LittleEndian.PutUint64(h[16:24], uint64(unixNano)) //nolint:gosec // bit pattern round-trips
 	crc := crc32.Update(crc32.Checksum(h[8:24], castagnoli), castagnoli, payload)
 	binary.LittleEndian.PutUint32(h[4:8], crc)
-	dst = append(dst, h[:]...)
-	return append(dst, payload...)
+	return h
 }
 
 // parseHeader decodes a header and checks what can be checked without the payload: the magic,
