@@ -45,7 +45,7 @@ type gateway struct {
 	bufferDir string // TRACEGATE_BUFFER_DIR
 	// jaegerGRPC is the Jaeger gRPC receiver's address (tracesend has no Jaeger gRPC sender).
 	jaegerGRPC string
-	opts      collectorproc.Options
+	opts       collectorproc.Options
 	// earlierLogs keeps the log of processes that were restarted.
 	earlierLogs string
 }
