@@ -375,3 +375,39 @@ func sumInt(t *testing.T, m any) int64 {
 }
 
 func nopSettings() receiver.Settings { return receivertest.NewNopSettings(metadata.Type) }
+
+// TestConcurrentRequestsKeepTheirSpans sends requests from several goroutines: the decoders'
+// memory is reused across requests once they are translated, and no span may end up with
+// another request's values.
+func TestConcurrentRequestsKeepTheirSpans(t *testing.T) {
+	sink := new(consumertest.TracesSink)
+	r := newTestReceiver(t, createDefaultConfig().(*Config), sink)
+	const clients, requests, spans = 4, 25, 7
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < requests; i++ {
+				prefix := fmt.Sprintf("c%d-r%d-", c, i)
+				assert.Equal(t, http.StatusOK, serve(t, r, "PUT", "/v0.4/traces", v04Body(prefix, uint64(1+c*requests+i), spans), nil).Code)
+			}
+		}()
+	}
+	wg.Wait()
+
+	seen := map[string]bool{}
+	for _, td := range sink.AllTraces() {
+		ss := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+		for i := 0; i < ss.Len(); i++ {
+			id, ok := ss.At(i).Attributes().Get(receivertest.UniqueIDAttrName)
+			require.True(t, ok)
+			// The span id is i+1 within its request, and the trace id tells the request.
+			n := int(ss.At(i).TraceID()[15]) - 1 // the trace ids are below 256
+			want := fmt.Sprintf("c%d-r%d-%d", n/requests, n%requests, ss.At(i).SpanID()[7]-1)
+			assert.Equal(t, want, id.Str())
+			seen[id.Str()] = true
+		}
+	}
+	assert.Len(t, seen, clients*requests*spans)
+}
