@@ -31,6 +31,14 @@ type Config struct {
 	// Tracers that send the header always get 429. Refused spans are counted either way. Default 200.
 	RefusalStatus int `mapstructure:"refusal_status"`
 
+	// RefusalWait is how long a payload the pipeline refused with a retryable error (memory
+	// limiter, full buffer) is offered again, with a short backoff, before the refusal is answered.
+	// The Datadog Agent holds a tracer whose payload its pipeline cannot take yet (the handler blocks
+	// until it can), so a burst slows tracers down instead of dropping their spans; most tracers
+	// never retry a payload. The request keeps its max_concurrent_requests slot meanwhile, so
+	// memory stays bounded. 0 answers at once. Default 1s; at most 1m.
+	RefusalWait time.Duration `mapstructure:"refusal_wait"`
+
 	// TraceIDCacheSize bounds the cache that resolves 128-bit trace ids for chunks that arrive
 	// without the _dd.p.tid tag (entries of 16 bytes). 0 disables it. Default 100000.
 	TraceIDCacheSize int `mapstructure:"trace_id_cache_size"`
@@ -53,6 +61,7 @@ const (
 	maxBodyLimit       = 1 << 30 // 1 GiB: above that a single request is a memory hazard
 	maxTraceIDCache    = 10_000_000
 	maxConcurrentLimit = 100_000
+	maxRefusalWait     = time.Minute
 )
 
 // Validate checks every limit.
@@ -66,6 +75,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.QueueTimeout < 0 {
 		errs = append(errs, fmt.Errorf("queue_timeout must not be negative, got %s", cfg.QueueTimeout))
+	}
+	if cfg.RefusalWait < 0 || cfg.RefusalWait > maxRefusalWait {
+		errs = append(errs, fmt.Errorf("refusal_wait must be between 0 and %s, got %s", maxRefusalWait, cfg.RefusalWait))
 	}
 	switch cfg.RefusalStatus {
 	case http.StatusOK, http.StatusTooManyRequests, http.StatusServiceUnavailable:

@@ -25,6 +25,7 @@ func TestLoadConfig(t *testing.T) {
 	custom.MaxConcurrentRequests = 32
 	custom.QueueTimeout = 500 * time.Millisecond
 	custom.RefusalStatus = 429
+	custom.RefusalWait = 250 * time.Millisecond
 	custom.TraceIDCacheSize = 1000
 	custom.StatusOKWithoutError = false
 	custom.AgentVersion = "7.70.0"
@@ -71,6 +72,8 @@ func TestValidate(t *testing.T) {
 		{"negative body", func(c *Config) { c.MaxRequestBodySize = -1 }, "max_request_body_size must be between 1 and 1073741824 bytes, got -1"},
 		{"no concurrency", func(c *Config) { c.MaxConcurrentRequests = 0 }, "max_concurrent_requests must be between 1 and 100000, got 0"},
 		{"negative queue timeout", func(c *Config) { c.QueueTimeout = -time.Second }, "queue_timeout must not be negative, got -1s"},
+		{"refusal wait negative", func(c *Config) { c.RefusalWait = -time.Second }, "refusal_wait must be between 0 and 1m0s, got -1s"},
+		{"refusal wait too long", func(c *Config) { c.RefusalWait = time.Hour }, "refusal_wait must be between 0 and 1m0s, got 1h0m0s"},
 		{"refusal status 500", func(c *Config) { c.RefusalStatus = 500 }, "refusal_status must be 200, 429 or 503, got 500"},
 		{"cache too large", func(c *Config) { c.TraceIDCacheSize = 20_000_000 }, "trace_id_cache_size must be between 0 and 10000000, got 20000000"},
 		{"no agent version", func(c *Config) { c.AgentVersion = "" }, "agent_version must not be empty"},

@@ -36,6 +36,7 @@ func createDefaultConfig() component.Config {
 		MaxConcurrentRequests: max(8, 4*runtime.GOMAXPROCS(0)),
 		QueueTimeout:          time.Second,
 		RefusalStatus:         200,
+		RefusalWait:           time.Second,
 		TraceIDCacheSize:      100_000,
 		StatusOKWithoutError:  true,
 		AgentVersion:          "7.65.0",

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -244,12 +245,42 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 
 func (r *ddReceiver) consume(ctx context.Context, td ptrace.Traces, spans int, fail func(int, error) (int, *reply)) (int, *reply) {
 	ctx = r.obsrep.StartTracesOp(ctx)
-	err := r.next.ConsumeTraces(ctx, td)
+	err := r.consumeWaiting(ctx, td)
 	r.obsrep.EndTracesOp(ctx, metadata.Type.String(), spans, err)
 	if err != nil {
 		return fail(spans, err)
 	}
 	return spans, nil
+}
+
+// Backoff between offers of a refused payload: short, because the buffer frees room as soon as a
+// delivery completes.
+const (
+	firstRefusalBackoff = 5 * time.Millisecond
+	maxRefusalBackoff   = 100 * time.Millisecond
+)
+
+// consumeWaiting hands td to the pipeline and, while the pipeline refuses it with a retryable
+// error, offers it again until refusal_wait has passed (or the client went away). Permanent
+// errors are returned at once.
+func (r *ddReceiver) consumeWaiting(ctx context.Context, td ptrace.Traces) error {
+	deadline := time.Now().Add(r.cfg.RefusalWait)
+	backoff := firstRefusalBackoff
+	for {
+		err := r.next.ConsumeTraces(ctx, td)
+		left := time.Until(deadline)
+		if err == nil || consumererror.IsPermanent(err) || left <= 0 {
+			return err
+		}
+		t := time.NewTimer(min(backoff, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxRefusalBackoff)
+	}
 }
 
 func (r *ddReceiver) countDropped(ctx context.Context, ep endpoint, dropped map[string]int) {

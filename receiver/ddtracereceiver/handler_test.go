@@ -173,6 +173,7 @@ func TestPipelineRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.RefusalStatus = tt.refusal
+			cfg.RefusalWait = 20 * time.Millisecond // the refusal outlasts the wait
 			next := &refusingConsumer{err: tt.err}
 			tel := componenttest.NewTelemetry()
 			defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
@@ -191,6 +192,60 @@ func TestPipelineRefusals(t *testing.T) {
 			ours, err := tel.GetMetric("otelcol.receiver.ddtrace.spans")
 			require.NoError(t, err)
 			assert.Equal(t, int64(3), sumInt(t, ours))
+		})
+	}
+}
+
+// refusingFor refuses the first `refusals` payloads with a retryable error, then takes them.
+type refusingFor struct {
+	consumertest.TracesSink
+	refusals int
+	err      error
+	calls    atomic.Int64
+}
+
+func (c *refusingFor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if int(c.calls.Add(1)) <= c.refusals {
+		return c.err
+	}
+	return c.TracesSink.ConsumeTraces(ctx, td)
+}
+
+// TestRefusalWait: a payload the pipeline refuses for a moment (a full buffer) is offered again
+// for up to refusal_wait, so the tracer is held, as the Datadog Agent holds it, instead of losing
+// its spans; refusals that outlast the wait, and permanent errors, are answered as before.
+func TestRefusalWait(t *testing.T) {
+	retryable := errors.New("sending queue is full")
+	for _, tt := range []struct {
+		name               string
+		wait               time.Duration
+		refusals           int
+		err                error
+		wantStatus         int
+		wantSpans, wantTry int
+		minTime            time.Duration
+	}{
+		{"refused twice, then taken", time.Second, 2, retryable, 200, 3, 3, 15 * time.Millisecond},
+		{"refused longer than the wait", 60 * time.Millisecond, 1000, retryable, 429, 0, 0, 60 * time.Millisecond},
+		{"no wait configured: refused at once", 0, 1, retryable, 429, 0, 1, 0},
+		{"permanent errors are not offered again", time.Second, 1, consumererror.NewPermanent(errors.New("mapping")), 400, 0, 1, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.RefusalWait = tt.wait
+			next := &refusingFor{refusals: tt.refusals, err: tt.err}
+			r := newTestReceiver(t, cfg, nil)
+			r.next = next
+			start := time.Now()
+			rec := serve(t, r, "PUT", "/v0.4/traces", v04Body("w", 1, 3), map[string]string{"Datadog-Send-Real-Http-Status": "true"})
+			took := time.Since(start)
+			assert.Equal(t, tt.wantStatus, rec.Code, rec.Body.String())
+			assert.Equal(t, tt.wantSpans, next.SpanCount())
+			if tt.wantTry > 0 {
+				assert.Equal(t, int64(tt.wantTry), next.calls.Load(), "offers to the pipeline")
+			}
+			assert.GreaterOrEqual(t, took, tt.minTime)
+			assert.Less(t, took, tt.minTime+time.Second)
 		})
 	}
 }
