@@ -41,6 +41,7 @@ const (
 	maxFsyncInterval = time.Minute
 	maxRetryInterval = time.Hour
 	maxShutdown      = time.Hour
+	maxBatchWait     = time.Minute
 )
 
 // Config is the buffer processor's configuration.
@@ -54,6 +55,11 @@ type Config struct {
 	// MaxBatchSpans, when > 0, lets a worker merge consecutive queued batches into one delivery of
 	// at most this many spans (and at most 8 MiB serialized). 0 (default) delivers batches as queued.
 	MaxBatchSpans int `mapstructure:"max_batch_spans"`
+	// MaxBatchWait, with max_batch_spans, lets batches gather in memory into one delivery: a worker
+	// does not take fewer than max_batch_spans spans until the oldest queued batch has waited this
+	// long (the batch processor's timeout). ConsumeTraces does not wait for it; only the time to
+	// Elasticsearch does. 0 (default): deliver what is queued at once. 0..1m.
+	MaxBatchWait time.Duration `mapstructure:"max_batch_wait"`
 	// Storage adds a disk log. Absent (default): memory only.
 	Storage configoptional.Optional[StorageConfig] `mapstructure:"storage"`
 	// WhenFull is what happens when memory and disk are full: "refuse" (default) returns a
@@ -121,6 +127,12 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxBatchSpans < 0 || cfg.MaxBatchSpans > maxBatchSpansCap {
 		errs = append(errs, fmt.Errorf("max_batch_spans must be between 0 and %d, got %d", maxBatchSpansCap, cfg.MaxBatchSpans))
+	}
+	switch {
+	case cfg.MaxBatchWait < 0 || cfg.MaxBatchWait > maxBatchWait:
+		errs = append(errs, fmt.Errorf("max_batch_wait must be between 0 and %v, got %v", maxBatchWait, cfg.MaxBatchWait))
+	case cfg.MaxBatchWait > 0 && cfg.MaxBatchSpans == 0:
+		errs = append(errs, errors.New("max_batch_wait needs max_batch_spans > 0: without merging there is nothing to wait for"))
 	}
 	if cfg.WhenFull != WhenFullRefuse && cfg.WhenFull != WhenFullDropOldest {
 		errs = append(errs, fmt.Errorf("when_full must be %q or %q, got %q", WhenFullRefuse, WhenFullDropOldest, cfg.WhenFull))

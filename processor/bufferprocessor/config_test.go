@@ -28,7 +28,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			id: component.NewIDWithName(metadata.Type, "custom"),
 			expected: &Config{
-				Threads: 16, Buffer: 500, MaxBatchSpans: 2048, WhenFull: WhenFullDropOldest,
+				Threads: 16, Buffer: 500, MaxBatchSpans: 2048, MaxBatchWait: 500 * time.Millisecond, WhenFull: WhenFullDropOldest,
 				Storage:         configoptional.Default(defaultStorage()),
 				Retry:           RetryConfig{InitialInterval: 200 * time.Millisecond, MaxInterval: 10 * time.Second, MaxElapsed: time.Hour},
 				ShutdownTimeout: 25 * time.Second,
@@ -95,6 +95,8 @@ func TestValidateErrors(t *testing.T) {
 		{"initial_interval", func(c *Config) { c.Retry.InitialInterval = 0 }, "retry.initial_interval must be between 1ms and 1h0m0s, got 0s"},
 		{"max_interval below initial", func(c *Config) { c.Retry.MaxInterval = 500 * time.Millisecond }, "retry.max_interval must be between retry.initial_interval (1s) and 1h0m0s, got 500ms"},
 		{"max_elapsed negative", func(c *Config) { c.Retry.MaxElapsed = -time.Second }, "retry.max_elapsed must not be negative, got -1s"},
+		{"max_batch_wait without max_batch_spans", func(c *Config) { c.MaxBatchWait = time.Second }, "max_batch_wait needs max_batch_spans > 0: without merging there is nothing to wait for"},
+		{"max_batch_wait too long", func(c *Config) { c.MaxBatchSpans, c.MaxBatchWait = 10, time.Hour }, "max_batch_wait must be between 0 and 1m0s, got 1h0m0s"},
 		{"shutdown_timeout zero", func(c *Config) { c.ShutdownTimeout = 0 }, "shutdown_timeout must be between 1ms and 1h0m0s, got 0s"},
 		{"directory", withStorage(func(s *StorageConfig) { s.Directory = "" }), "storage: directory must be set"},
 		{"capacity", withStorage(func(s *StorageConfig) { s.CapacityMiB = 0 }), "storage: capacity_mib must be between 1 and 1048576, got 0"},

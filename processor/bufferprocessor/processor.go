@@ -89,7 +89,7 @@ func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
 				zap.Int64("duplicates_possible", st.DuplicatesPossible), zap.Int64("damaged_regions", st.Corrupt))
 		}
 	}
-	p.q = newQueue(p.cfg.Buffer, p.log, writeAhead, p.cfg.WhenFull == WhenFullDropOldest, p.countDrop)
+	p.q = newQueue(p.cfg.Buffer, p.log, writeAhead, p.cfg.WhenFull == WhenFullDropOldest, p.cfg.MaxBatchWait, p.countDrop)
 	if err := p.registerGauges(); err != nil {
 		return errors.Join(err, p.closeLog())
 	}

@@ -60,11 +60,17 @@ type queue struct {
 	closed     bool // intake stopped
 	stopped    bool // workers must stop taking items
 
+	// batchWait (max_batch_wait) lets queued batches gather into one delivery: workers leave
+	// fewer than a delivery's worth of spans in memory until the oldest has waited this long.
+	batchWait time.Duration
+	wake      *time.Timer // wakes the workers when the oldest batch's wait is over
+	wakeAt    time.Time
+
 	onDrop func(reason string, spans int64)
 }
 
-func newQueue(maxItems int, log *diskqueue.Log, writeAhead, dropOldest bool, onDrop func(string, int64)) *queue {
-	q := &queue{maxItems: maxItems, log: log, writeAhead: writeAhead, dropOldest: dropOldest, onDrop: onDrop}
+func newQueue(maxItems int, log *diskqueue.Log, writeAhead, dropOldest bool, batchWait time.Duration, onDrop func(string, int64)) *queue {
+	q := &queue{maxItems: maxItems, log: log, writeAhead: writeAhead, dropOldest: dropOldest, batchWait: batchWait, onDrop: onDrop}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -243,8 +249,11 @@ func (q *queue) take(maxSpans int64) (items []item, ok bool, err error) {
 			return nil, false, nil
 		}
 		var it item
+		// A partial batch in memory may wait to gather more (max_batch_wait); once a worker took
+		// something, it fills its delivery with whatever is there.
+		memoryReady := q.lenLocked() > 0 && (len(items) > 0 || q.batchReadyLocked(maxSpans))
 		switch {
-		case q.lenLocked() > 0:
+		case memoryReady:
 			it = q.popLocked()
 		case q.log != nil && q.log.Unread().Records > 0:
 			q.mu.Unlock()
@@ -257,6 +266,10 @@ func (q *queue) take(maxSpans int64) (items []item, ok bool, err error) {
 				continue
 			}
 			it = item{payload: rec.Payload, spans: rec.Spans, bytes: int64(len(rec.Payload)), enqueued: rec.Enqueued, pos: rec.Pos, onDisk: true}
+		case q.lenLocked() > 0: // a partial batch still gathering
+			q.wakeAtLocked(q.items[q.head].enqueued.Add(q.batchWait))
+			q.cond.Wait()
+			continue
 		default:
 			if len(items) > 0 {
 				return items, true, nil
@@ -280,6 +293,41 @@ func (q *queue) take(maxSpans int64) (items []item, ok bool, err error) {
 	}
 }
 
+// batchReadyLocked reports whether the memory queue holds a delivery's worth of spans or bytes, or
+// its oldest batch has waited max_batch_wait (or nothing may wait: no merging, no wait, closing).
+// Without it, a light load would become one small bulk per request: each costs the exporter an
+// HTTP request and a gzip stream, several times the CPU of the spans in it.
+func (q *queue) batchReadyLocked(maxSpans int64) bool {
+	if maxSpans <= 0 || q.batchWait <= 0 || q.closed || q.memSpans >= maxSpans || q.memBytes >= maxDeliveryBytes {
+		return true
+	}
+	return !time.Now().Before(q.items[q.head].enqueued.Add(q.batchWait))
+}
+
+// wakeAtLocked makes sure the waiting workers are woken at t (one timer serves them all).
+func (q *queue) wakeAtLocked(t time.Time) {
+	if q.wake != nil && !q.wakeAt.After(t) {
+		return // an earlier or equal wake-up is pending
+	}
+	if q.wake != nil {
+		q.wake.Stop()
+	}
+	q.wakeAt = t
+	q.wake = time.AfterFunc(time.Until(t), func() {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		q.wake, q.wakeAt = nil, time.Time{}
+		q.cond.Broadcast()
+	})
+}
+
+func (q *queue) stopWakeLocked() {
+	if q.wake != nil {
+		q.wake.Stop()
+		q.wake, q.wakeAt = nil, time.Time{}
+	}
+}
+
 // ack releases delivered (or dropped) items' disk records.
 func (q *queue) ack(items []item) error {
 	var ps []diskqueue.Pos
@@ -298,6 +346,7 @@ func (q *queue) ack(items []item) error {
 func (q *queue) close() {
 	q.mu.Lock()
 	q.closed = true
+	q.stopWakeLocked()
 	q.cond.Broadcast()
 	q.mu.Unlock()
 }
@@ -306,6 +355,7 @@ func (q *queue) close() {
 func (q *queue) stop() {
 	q.mu.Lock()
 	q.stopped = true
+	q.stopWakeLocked()
 	q.cond.Broadcast()
 	q.mu.Unlock()
 }

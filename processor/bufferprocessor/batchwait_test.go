@@ -1,0 +1,60 @@
+package bufferprocessor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMaxBatchWait: with max_batch_wait, a light load is delivered in one batch per wait instead
+// of one delivery per ConsumeTraces; a delivery's worth of spans goes at once; shutdown does not
+// wait.
+func TestMaxBatchWait(t *testing.T) {
+	const batches, per = 20, 5
+	tests := []struct {
+		name      string
+		wait      time.Duration
+		maxSpans  int
+		shutdown  bool          // shut down right after pushing (memory only: drains)
+		wantCalls int           // 0: not checked
+		minTime   time.Duration // from the first push to the last delivery
+		maxTime   time.Duration
+	}{
+		{"light load gathers into one delivery", 300 * time.Millisecond, 1000, false, 1, 250 * time.Millisecond, 5 * time.Second},
+		{"a delivery's worth goes at once", 10 * time.Second, batches * per, false, 1, 0, 5 * time.Second},
+		{"shutdown does not wait", 10 * time.Second, 1000, true, 1, 0, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := memCfg()
+			cfg.Threads, cfg.MaxBatchSpans, cfg.MaxBatchWait = 4, tt.maxSpans, tt.wait
+			rec := newRecorder()
+			h := start(t, cfg, rec, nil)
+			begin := time.Now()
+			for i := range batches {
+				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(i*per, per)...)))
+			}
+			if tt.shutdown {
+				h.shutdown(t)
+			} else {
+				rec.waitDistinct(t, batches*per)
+			}
+			took := time.Since(begin)
+			if !tt.shutdown {
+				h.shutdown(t)
+			}
+			rec.checkAll(t, rangeIDs(0, batches*per))
+			rec.mu.Lock()
+			calls := append([]int(nil), rec.calls...)
+			rec.mu.Unlock()
+			if tt.wantCalls > 0 {
+				assert.Len(t, calls, tt.wantCalls, "deliveries (spans each): %v", calls)
+			}
+			assert.GreaterOrEqual(t, took, tt.minTime)
+			assert.Less(t, took, tt.maxTime)
+		})
+	}
+}
