@@ -328,26 +328,38 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp)
-	ports, overlay, err := overlayFor(coll, cfg)
-	if err != nil {
-		return fail(err)
-	}
-	overlayPath := filepath.Join(tmp, "ports.yaml")
-	if err := os.WriteFile(overlayPath, overlay, 0o600); err != nil {
-		return fail(err)
-	}
 	taskset, err := exec.LookPath("taskset")
 	if err != nil {
 		return fail(fmt.Errorf("taskset: %w (util-linux)", err))
 	}
-	proc, err := collectorproc.Start(ctx, collectorproc.Options{
-		Binary:    taskset,
-		Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, setArgs(sets)...),
-		Env:       []string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")},
-		HealthURL: "http://" + ports.health + "/",
-	})
-	if err != nil {
-		return fail(err)
+	var (
+		ports collectorPorts
+		proc  *collectorproc.Process
+	)
+	// A free port can be taken by someone else before the collector binds it: try other ports.
+	for attempt := 1; ; attempt++ {
+		var overlay []byte
+		ports, overlay, err = overlayFor(coll, cfg)
+		if err != nil {
+			return fail(err)
+		}
+		overlayPath := filepath.Join(tmp, "ports.yaml")
+		if err := os.WriteFile(overlayPath, overlay, 0o600); err != nil {
+			return fail(err)
+		}
+		proc, err = collectorproc.Start(ctx, collectorproc.Options{
+			Binary:    taskset,
+			Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, setArgs(sets)...),
+			Env:       []string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")},
+			HealthURL: "http://" + ports.health + "/",
+		})
+		if err == nil {
+			break
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return fail(err)
+		}
+		fmt.Fprintf(os.Stderr, "   a port was taken before the collector bound it; again with other ports\n")
 	}
 	defer func() {
 		if err := proc.Stop(30 * time.Second); err != nil && r.Error == "" {
