@@ -112,10 +112,10 @@ bench-latency: bench-tools ## p99 latency at half of stock's saturation rate (fr
 	BENCH_COMMAND="make bench-latency BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s \
 		-section "## Latency at half of stock's saturation rate (make bench-latency)" -json docs/benchmarks-latency.json $(BENCH_FLAGS)
 
-bench-es-faults: bench-tools ## client latency and statuses with Elasticsearch slow (500 ms per bulk) and down, tracegate vs stock
-	BENCH_COMMAND="make bench-es-faults" bin/benchrun -es-latency 500ms -modes overflow,memory -protocols otlp-http,otlp-grpc -c 20 -duration 30s \
+bench-es-faults: bench-tools ## at half of stock's saturation rate: client latency and statuses with Elasticsearch slow (500 ms per bulk) and down, tracegate vs stock
+	BENCH_COMMAND="make bench-es-faults" bin/benchrun -rate-fraction 0.5 -es-latency 500ms -modes overflow,memory -protocols otlp-http,otlp-grpc -duration 30s \
 		-section "## Elasticsearch slow: 500 ms per bulk (make bench-es-faults)" -json docs/benchmarks-es-slow.json $(BENCH_FLAGS)
-	BENCH_COMMAND="make bench-es-faults" bin/benchrun -es-down -modes overflow,memory -protocols otlp-http,otlp-grpc -c 20 -duration 30s \
+	BENCH_COMMAND="make bench-es-faults" bin/benchrun -rate-fraction 0.5 -es-down -modes overflow,memory -protocols otlp-http,otlp-grpc -duration 30s \
 		-section "## Elasticsearch down during the load (make bench-es-faults)" -json docs/benchmarks-es-down.json $(BENCH_FLAGS)
 
 bench-sweep: bench-tools ## the configuration sweep behind the defaults (configs/bench/sweep.yaml), Elasticsearch at 20-50 ms per bulk
