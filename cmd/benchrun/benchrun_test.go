@@ -212,3 +212,14 @@ func TestHalfRate(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmUpArgs: the warm-up sends -n requests per client as fast as it can, whatever the
+// measurement's -duration and -rate.
+func TestWarmUpArgs(t *testing.T) {
+	args := []string{"-c", "1", "bin/tracegen", "-protocol", "otlp-http", "-c", "100", "-n", "1000", "-duration", "30s", "-rate", "500", "-json", "-"}
+	got := strings.Join(genArgsWith(withoutFlag(withoutFlag(args, "-duration"), "-rate"), "-n", "5"), " ")
+	want := "-c 1 bin/tracegen -protocol otlp-http -c 100 -n 5 -json -"
+	if got != want {
+		t.Errorf("warm-up args %q, want %q", got, want)
+	}
+}

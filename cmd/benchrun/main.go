@@ -391,7 +391,10 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	// Warm up: a few requests per client open the connections and page the code in; their spans
 	// are awaited and then forgotten, so the measurement starts from a settled collector.
 	if o.warmup > 0 {
-		warm := exec.CommandContext(ctx, name, append(genArgsWith(genArgs, "-n", fmt.Sprint(o.warmup)), "-rate", "0")...)
+		// -n, not -duration: a duration would make the warm-up a closed-loop run as long as the
+		// measurement, whose backlog and memory peak would land in the measurement.
+		warmArgs := genArgsWith(withoutFlag(withoutFlag(genArgs, "-duration"), "-rate"), "-n", fmt.Sprint(o.warmup))
+		warm := exec.CommandContext(ctx, name, warmArgs...)
 		if out, err := warm.Output(); err != nil {
 			return fail(fmt.Errorf("tracegen warm-up: %w: %.300s", err, out))
 		}
@@ -498,6 +501,19 @@ func genArgsWith(args []string, flag, value string) []string {
 		}
 	}
 	return append(out, flag, value)
+}
+
+// withoutFlag returns args without flag and its value (flags of the form -name value).
+func withoutFlag(args []string, flag string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == flag && i+1 < len(args) {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 func spansIn(st esstandin.Stats) int {
