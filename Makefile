@@ -80,9 +80,7 @@ docker: ## build the container image $(IMAGE) (multi-stage Dockerfile; needs a D
 	docker build -t $(IMAGE) .
 
 fuzz: ## run every fuzz test for FUZZTIME each (default 3s)
-	@for p in $$($(GO) list $(PKGS)); do \
-		for f in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
-			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-3s} $$p || exit 1; done; done
+	@GO=$(GO) ./scripts/fuzz.sh $(PKGS)
 
 test: lint check-generated validate-configs unit-test fuzz e2e-test helm-test ## everything CI runs
 
