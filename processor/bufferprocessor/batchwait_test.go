@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestMaxBatchWait: with max_batch_wait, a light load is delivered in one batch per wait instead
@@ -26,16 +25,25 @@ func TestMaxBatchWait(t *testing.T) {
 		{"light load gathers into one delivery", 300 * time.Millisecond, 1000, false, 1, 250 * time.Millisecond, 5 * time.Second},
 		{"a delivery's worth goes at once", 10 * time.Second, batches * per, false, 1, 0, 5 * time.Second},
 		{"shutdown does not wait", 10 * time.Second, 1000, true, 1, 0, 5 * time.Second},
+		// buffer 10 holds 50 spans, fewer than max_batch_spans: a full queue must not wait (the
+		// sweep's "buffer 100" run refused most requests before this).
+		{"a full queue goes at once", 10 * time.Second, 1000, false, 0, 0, 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := memCfg()
 			cfg.Threads, cfg.MaxBatchSpans, cfg.MaxBatchWait = 4, tt.maxSpans, tt.wait
+			if tt.name == "a full queue goes at once" {
+				cfg.Buffer = 10
+			}
 			rec := newRecorder()
 			h := start(t, cfg, rec, nil)
 			begin := time.Now()
 			for i := range batches {
-				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(i*per, per)...)))
+				// A full queue refuses (retryable); offer again, as a client would.
+				for h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(i*per, per)...)) != nil {
+					time.Sleep(time.Millisecond)
+				}
 			}
 			if tt.shutdown {
 				h.shutdown(t)

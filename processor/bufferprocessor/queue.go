@@ -298,7 +298,8 @@ func (q *queue) take(maxSpans int64) (items []item, ok bool, err error) {
 // Without it, a light load would become one small bulk per request: each costs the exporter an
 // HTTP request and a gzip stream, several times the CPU of the spans in it.
 func (q *queue) batchReadyLocked(maxSpans int64) bool {
-	if maxSpans <= 0 || q.batchWait <= 0 || q.closed || q.memSpans >= maxSpans || q.memBytes >= maxDeliveryBytes {
+	if maxSpans <= 0 || q.batchWait <= 0 || q.closed || q.memSpans >= maxSpans || q.memBytes >= maxDeliveryBytes ||
+		q.lenLocked() >= q.maxItems { // full: waiting would only refuse clients
 		return true
 	}
 	return !time.Now().Before(q.items[q.head].enqueued.Add(q.batchWait))
