@@ -262,16 +262,10 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "document_parsing_exception",
 			"[1:1] failed to parse: " + err.Error()}
 	}
-	if _, ok := fields["@timestamp"]; tgt.dataStream && !ok {
-		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "document_parsing_exception",
-			"data stream timestamp field [@timestamp] is missing"}
-	}
-	id := it.meta.ID
-	if id == "" {
-		id = "sd" + strconv.FormatInt(s.idSeq.Add(1), 36)
-	} else if !s.claimID(name, id) {
-		return Document{}, tgt.backingIndex, &itemError{http.StatusConflict, "version_conflict_engine_exception",
-			"[" + id + "]: version conflict, document already exists (current version [1])"}
+	_, hasTimestamp := fields["@timestamp"]
+	id, ierr := s.documentID(it, name, tgt, hasTimestamp)
+	if ierr != nil {
+		return Document{}, tgt.backingIndex, ierr
 	}
 	src := make([]byte, len(it.source))
 	copy(src, it.source)
@@ -286,18 +280,28 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 
 // countOnlyItem is indexItem's end for Options.CountOnly: no parsing, no copy of the source.
 func (s *Server) countOnlyItem(it bulkItem, name string, tgt target) (Document, string, *itemError) {
-	if tgt.dataStream && !bytes.Contains(it.source, []byte(`"@timestamp"`)) {
-		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "document_parsing_exception",
-			"data stream timestamp field [@timestamp] is missing"}
+	id, ierr := s.documentID(it, name, tgt, bytes.Contains(it.source, []byte(`"@timestamp"`)))
+	if ierr != nil {
+		return Document{}, tgt.backingIndex, ierr
+	}
+	return Document{Index: name, ID: id, service: scanService(it.source)}, tgt.backingIndex, nil
+}
+
+// documentID applies the data stream's @timestamp rule and returns the document's id: the one
+// the client gave (a conflict if it exists) or a new one.
+func (s *Server) documentID(it bulkItem, name string, tgt target, hasTimestamp bool) (string, *itemError) {
+	if tgt.dataStream && !hasTimestamp {
+		return "", &itemError{http.StatusBadRequest, "document_parsing_exception", "data stream timestamp field [@timestamp] is missing"}
 	}
 	id := it.meta.ID
 	if id == "" {
-		id = "sd" + strconv.FormatInt(s.idSeq.Add(1), 36)
-	} else if !s.claimID(name, id) {
-		return Document{}, tgt.backingIndex, &itemError{http.StatusConflict, "version_conflict_engine_exception",
+		return "sd" + strconv.FormatInt(s.idSeq.Add(1), 36), nil
+	}
+	if !s.claimID(name, id) {
+		return "", &itemError{http.StatusConflict, "version_conflict_engine_exception",
 			"[" + id + "]: version conflict, document already exists (current version [1])"}
 	}
-	return Document{Index: name, ID: id, service: scanService(it.source)}, tgt.backingIndex, nil
+	return id, nil
 }
 
 // scanService finds the value of the first "service.name" key (otel and raw shapes) or, failing
