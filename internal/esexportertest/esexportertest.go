@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter"
+	"go.uber.org/zap"
 
 	"github.com/tracegate/tracegate/internal/esstandin"
 )
@@ -31,6 +32,13 @@ func StartStandin(t *testing.T, opts esstandin.Options) *esstandin.Server {
 // retries unless settings say otherwise); it is shut down when the test ends.
 func NewExporter(t *testing.T, url string, settings map[string]any) exporter.Traces {
 	t.Helper()
+	return NewExporterWithLogger(t, url, settings, zap.NewNop())
+}
+
+// NewExporterWithLogger is NewExporter with the exporter logging to logger (a test can count
+// what the exporter reports, e.g. the documents it drops).
+func NewExporterWithLogger(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Traces {
+	t.Helper()
 	f := elasticsearchexporter.NewFactory()
 	cfg := f.CreateDefaultConfig()
 	conf := map[string]any{
@@ -42,9 +50,11 @@ func NewExporter(t *testing.T, url string, settings map[string]any) exporter.Tra
 		conf[k] = v
 	}
 	require.NoError(t, confmap.NewFromStringMap(conf).Unmarshal(cfg))
+	ts := componenttest.NewNopTelemetrySettings()
+	ts.Logger = logger
 	set := exporter.Settings{
 		ID:                component.NewID(f.Type()),
-		TelemetrySettings: componenttest.NewNopTelemetrySettings(),
+		TelemetrySettings: ts,
 		BuildInfo:         component.NewDefaultBuildInfo(),
 	}
 	exp, err := f.CreateTraces(context.Background(), set, cfg)

@@ -7,12 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/elasticsearchexporter"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -27,21 +22,12 @@ import (
 func TestPerDocumentDropsAreLogged(t *testing.T) {
 	es := StartStandin(t, esstandin.Options{})
 	require.NoError(t, es.SetFaults(esstandin.Faults{ItemTooManyRequestsFraction: 0.3}))
-	f := elasticsearchexporter.NewFactory()
-	cfg := f.CreateDefaultConfig()
-	conf := map[string]any{
-		"endpoints": []string{es.URL()}, "compression": "gzip", "compression_params": map[string]any{"level": 1},
+	core, logs := observer.New(zap.ErrorLevel)
+	exp := NewExporterWithLogger(t, es.URL(), map[string]any{
+		"compression": "gzip", "compression_params": map[string]any{"level": 1},
 		"retry":         map[string]any{"enabled": true, "max_retries": 5, "initial_interval": "1ms", "max_interval": "5ms", "retry_on_status": []int{429, 502, 503, 504}},
 		"sending_queue": map[string]any{"enabled": false},
-	}
-	require.NoError(t, confmap.NewFromStringMap(conf).Unmarshal(cfg))
-	core, logs := observer.New(zap.ErrorLevel)
-	ts := componenttest.NewNopTelemetrySettings()
-	ts.Logger = zap.New(core)
-	exp, err := f.CreateTraces(context.Background(), exporter.Settings{ID: component.NewID(f.Type()), TelemetrySettings: ts, BuildInfo: component.NewDefaultBuildInfo()}, cfg)
-	require.NoError(t, err)
-	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
-	defer exp.Shutdown(context.Background())
+	}, zap.New(core))
 
 	const batches, per = 40, 500 // 20,000 spans: about 0.3^6 x 20,000 = 15 dropped
 	var wg sync.WaitGroup
