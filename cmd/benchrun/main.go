@@ -336,30 +336,29 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		ports collectorPorts
 		proc  *collectorproc.Process
 	)
-	// A free port can be taken by someone else before the collector binds it: try other ports.
-	for attempt := 1; ; attempt++ {
+	attempts := 0
+	proc, err = collectorproc.StartOnFreePorts(ctx, 3, func() (collectorproc.Options, error) {
+		if attempts++; attempts > 1 {
+			fmt.Fprintf(os.Stderr, "   a port was taken before the collector bound it; again with other ports\n")
+		}
 		var overlay []byte
-		ports, overlay, err = overlayFor(coll, cfg)
-		if err != nil {
-			return fail(err)
+		var err error
+		if ports, overlay, err = overlayFor(coll, cfg); err != nil {
+			return collectorproc.Options{}, err
 		}
 		overlayPath := filepath.Join(tmp, "ports.yaml")
 		if err := os.WriteFile(overlayPath, overlay, 0o600); err != nil {
-			return fail(err)
+			return collectorproc.Options{}, err
 		}
-		proc, err = collectorproc.Start(ctx, collectorproc.Options{
+		return collectorproc.Options{
 			Binary:    taskset,
 			Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, setArgs(sets)...),
 			Env:       []string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")},
 			HealthURL: "http://" + ports.health + "/",
-		})
-		if err == nil {
-			break
-		}
-		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
-			return fail(err)
-		}
-		fmt.Fprintf(os.Stderr, "   a port was taken before the collector bound it; again with other ports\n")
+		}, nil
+	})
+	if err != nil {
+		return fail(err)
 	}
 	defer func() {
 		if err := proc.Stop(30 * time.Second); err != nil && r.Error == "" {

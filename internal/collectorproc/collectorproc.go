@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -48,7 +49,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		// make every later check meaningless.
 		if resp, err := http.Get(o.HealthURL); err == nil {
 			resp.Body.Close()
-			return nil, fmt.Errorf("%s already answers: another collector is running on that port", o.HealthURL)
+			return nil, fmt.Errorf("%s already answers: another collector is running on that port: %w", o.HealthURL, ErrPortTaken)
 		}
 	}
 	p := &Process{log: &syncBuffer{}, done: make(chan struct{})}
@@ -77,11 +78,35 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		}
 		select {
 		case <-p.done:
-			return nil, fmt.Errorf("collector exited before it was healthy (%v); log:\n%s", p.err, p.Log())
+			err := fmt.Errorf("collector exited before it was healthy (%v); log:\n%s", p.err, p.Log())
+			if strings.Contains(p.Log(), "address already in use") {
+				err = fmt.Errorf("%w: %w", ErrPortTaken, err)
+			}
+			return nil, err
 		case <-ctx.Done():
 			_ = p.Kill()
 			return nil, fmt.Errorf("collector not healthy at %s within %s; log:\n%s", o.HealthURL, o.StartTimeout, p.Log())
 		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ErrPortTaken marks a start that failed because a port chosen by FreePort was taken by another
+// process before the collector bound it: free ports are only free at the moment they are picked.
+var ErrPortTaken = errors.New("a listen port was taken before the collector bound it")
+
+// StartOnFreePorts starts a collector whose ports prepare chooses (e.g. with FreePort), choosing
+// again, up to attempts times, when one of them was taken in between. Tests and benchmarks run
+// in parallel with other processes that pick free ports too.
+func StartOnFreePorts(ctx context.Context, attempts int, prepare func() (Options, error)) (*Process, error) {
+	for attempt := 1; ; attempt++ {
+		o, err := prepare()
+		if err != nil {
+			return nil, err
+		}
+		p, err := Start(ctx, o)
+		if err == nil || attempt >= attempts || !errors.Is(err, ErrPortTaken) {
+			return p, err
 		}
 	}
 }

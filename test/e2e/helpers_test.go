@@ -46,6 +46,7 @@ type gateway struct {
 	// jaegerGRPC is the Jaeger gRPC receiver's address (tracesend has no Jaeger gRPC sender).
 	jaegerGRPC string
 	opts       collectorproc.Options
+	binary     string
 	// earlierLogs keeps the log of processes that were restarted.
 	earlierLogs string
 }
@@ -70,7 +71,6 @@ type gatewayOptions struct {
 
 func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
 	t.Helper()
-	config := o.config
 	es, err := esstandin.New(esstandin.Options{KeepDocuments: true, Version: o.esVersion})
 	if err != nil {
 		t.Fatal(err)
@@ -80,27 +80,58 @@ func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
 	}
 	t.Cleanup(func() { _ = es.Close() })
 
+	if o.beforeRun != nil {
+		o.beforeRun(t, es)
+	}
+	g := &gateway{es: es, binary: binary(t), bufferDir: filepath.Join(t.TempDir(), "buffer")}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Free ports are only free when picked: another test's process may take one before tracegate
+	// binds it, so a start that failed on a taken port picks new ones.
+	proc, err := collectorproc.StartOnFreePorts(ctx, 3, func() (collectorproc.Options, error) {
+		return g.choosePorts(o)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.proc = proc
+	t.Cleanup(func() {
+		if err := g.proc.Stop(30 * time.Second); err != nil {
+			t.Errorf("stopping tracegate: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("tracegate log:\n%s%s", g.earlierLogs, g.proc.Log())
+		}
+	})
+	return g
+}
+
+// choosePorts picks free loopback ports for every listener, writes the overlay config that moves
+// the listeners there and returns the process options (kept for restarts on the same ports).
+func (g *gateway) choosePorts(o gatewayOptions) (collectorproc.Options, error) {
+	var firstErr error
 	tcp := func() string {
 		p, err := collectorproc.FreePort()
-		if err != nil {
-			t.Fatal(err)
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
 		return fmt.Sprintf("127.0.0.1:%d", p)
 	}
 	udp := func() string {
 		p, err := collectorproc.FreeUDPPort()
-		if err != nil {
-			t.Fatal(err)
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
 		return fmt.Sprintf("127.0.0.1:%d", p)
 	}
-	g := &gateway{es: es, bufferDir: filepath.Join(t.TempDir(), "buffer"), endpoints: tracesend.Endpoints{
+	g.endpoints = tracesend.Endpoints{
 		OTLPGRPC: tcp(), OTLPHTTP: tcp(), Zipkin: tcp(), JaegerHTTP: tcp(), JaegerCompact: udp(), DDTrace: tcp(),
-	}}
+	}
 	g.jaegerGRPC = tcp()
-	health, metricsPort := tcp(), 0
-	if metricsPort, err = collectorproc.FreePort(); err != nil {
-		t.Fatal(err)
+	health := tcp()
+	metricsPort, err := collectorproc.FreePort()
+	if err != nil {
+		return collectorproc.Options{}, err
 	}
 	overlay := map[string]any{
 		"receivers": map[string]any{
@@ -124,37 +155,28 @@ func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
 		}}}},
 	}
 	// JSON is YAML, so the overlay needs no YAML library.
+	if firstErr != nil {
+		return collectorproc.Options{}, firstErr
+	}
 	b, err := json.Marshal(overlay)
 	if err != nil {
-		t.Fatal(err)
+		return collectorproc.Options{}, err
 	}
-	overlayPath := filepath.Join(t.TempDir(), "ports.yaml")
+	overlayPath := filepath.Join(filepath.Dir(g.bufferDir), "ports.yaml")
 	if err := os.WriteFile(overlayPath, b, 0o600); err != nil {
-		t.Fatal(err)
+		return collectorproc.Options{}, err
 	}
-	args := []string{"--config", filepath.Join(repoRoot, "configs", config)}
+	args := []string{"--config", filepath.Join(repoRoot, "configs", o.config)}
 	for _, ov := range o.overlays {
 		args = append(args, "--config", filepath.Join(repoRoot, "configs", ov))
 	}
-	if o.beforeRun != nil {
-		o.beforeRun(t, es)
-	}
 	g.opts = collectorproc.Options{
-		Binary:    binary(t),
+		Binary:    g.binary,
 		Args:      append(args, "--config", overlayPath),
-		Env:       []string{"ELASTICSEARCH_URL=" + es.URL() + "," + es.URL(), "TRACEGATE_BUFFER_DIR=" + g.bufferDir},
+		Env:       []string{"ELASTICSEARCH_URL=" + g.es.URL() + "," + g.es.URL(), "TRACEGATE_BUFFER_DIR=" + g.bufferDir},
 		HealthURL: "http://" + health + "/",
 	}
-	g.start(t)
-	t.Cleanup(func() {
-		if err := g.proc.Stop(30 * time.Second); err != nil {
-			t.Errorf("stopping tracegate: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("tracegate log:\n%s%s", g.earlierLogs, g.proc.Log())
-		}
-	})
-	return g
+	return g.opts, nil
 }
 
 // start runs tracegate (again, after a stop or a kill: same ports, same buffer directory).
