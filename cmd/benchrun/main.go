@@ -15,6 +15,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -78,6 +80,12 @@ type options struct {
 	saturation     *report
 	// variants, from a sweep file, replace the collector x mode loop.
 	variants []variant
+	// profileDir, when set, receives a CPU profile of each collector taken while the load runs
+	// (from its pprof extension), named <collector>-<mode>-<protocol>.pprof.
+	profileDir     string
+	profileSeconds int
+	// collectorEnv is added to both collectors' environment (e.g. GOMAXPROCS=2).
+	collectorEnv []string
 }
 
 func main() {
@@ -124,6 +132,15 @@ func mainErr() error {
 	flag.Float64Var(&o.rateFraction, "rate-fraction", 0, "offer this fraction of stock's saturation rate per protocol (read from -saturation)")
 	flag.StringVar(&o.saturationPath, "saturation", "docs/benchmarks.json", "report of a closed-loop run, for -rate-fraction")
 	var sweepPath string
+	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of each collector, taken while the load runs, into this directory")
+	flag.IntVar(&o.profileSeconds, "profile-seconds", 10, "length of each -profile CPU profile")
+	flag.Func("collector-env", "KEY=VALUE added to the collectors' environment (repeatable), e.g. GOMAXPROCS=2", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		o.collectorEnv = append(o.collectorEnv, v)
+		return nil
+	})
 	flag.StringVar(&sweepPath, "sweep", "", "a sweep file (configs/bench/sweep.yaml): run its variants instead of collectors x modes")
 	flag.Parse()
 	o.command = "benchrun " + strings.Join(os.Args[1:], " ")
@@ -353,7 +370,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		return collectorproc.Options{
 			Binary:    taskset,
 			Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, setArgs(sets)...),
-			Env:       []string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")},
+			Env:       append([]string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")}, o.collectorEnv...),
 			HealthURL: "http://" + ports.health + "/",
 		}, nil
 	})
@@ -416,7 +433,17 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	start := time.Now()
 	gen := exec.CommandContext(ctx, name, genArgs...)
 	gen.Stderr = os.Stderr
+	profiled := make(chan error, 1)
+	if o.profileDir != "" {
+		path := filepath.Join(o.profileDir, fmt.Sprintf("%s-%s-%s.pprof", r.Collector, r.Mode, protocol))
+		go func() { profiled <- cpuProfile(ctx, ports.pprof, o.profileSeconds, path) }()
+	}
 	out, err := gen.Output()
+	if o.profileDir != "" {
+		if perr := <-profiled; perr != nil {
+			fmt.Fprintf(os.Stderr, "   profile: %v\n", perr)
+		}
+	}
 	if o.esDown {
 		if err := es.SetRefusing(false); err != nil {
 			return fail(err)
@@ -489,6 +516,37 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	return r
 }
 
+// cpuProfile saves a CPU profile of seconds from the collector's pprof extension at addr, starting
+// one second into the load so that connection set-up is not in it.
+func cpuProfile(ctx context.Context, addr string, seconds int, path string) error {
+	select {
+	case <-time.After(time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
 // genArgsWith returns args with flag's value replaced (flags of the form -name value). With a
 // taskset prefix (-c CPU binary ...), the prefix is kept as it is.
 func genArgsWith(args []string, flag, value string) []string {
@@ -525,7 +583,7 @@ func spansIn(st esstandin.Stats) int {
 
 // collectorPorts are the loopback addresses of one collector run.
 type collectorPorts struct {
-	otlpGRPC, otlpHTTP, zipkin, jaegerHTTP, jaegerCompact, ddtrace, health string
+	otlpGRPC, otlpHTTP, zipkin, jaegerHTTP, jaegerCompact, ddtrace, health, pprof string
 }
 
 func (p collectorPorts) target(protocol string) string {
@@ -559,7 +617,7 @@ func overlayFor(coll, cfg string) (collectorPorts, []byte, error) {
 		errs = append(errs, err)
 		return fmt.Sprintf("127.0.0.1:%d", p)
 	}
-	p := collectorPorts{otlpGRPC: tcp(), otlpHTTP: tcp(), zipkin: tcp(), jaegerHTTP: tcp(), jaegerCompact: udp(), health: tcp()}
+	p := collectorPorts{otlpGRPC: tcp(), otlpHTTP: tcp(), zipkin: tcp(), jaegerHTTP: tcp(), jaegerCompact: udp(), health: tcp(), pprof: tcp()}
 	jaegerProtocols := map[string]any{
 		"grpc":           map[string]any{"endpoint": tcp()},
 		"thrift_http":    map[string]any{"endpoint": p.jaegerHTTP},
@@ -572,7 +630,7 @@ func overlayFor(coll, cfg string) (collectorPorts, []byte, error) {
 	}
 	extensions := map[string]any{
 		"health_check": map[string]any{"endpoint": p.health},
-		"pprof":        map[string]any{"endpoint": tcp()},
+		"pprof":        map[string]any{"endpoint": p.pprof},
 	}
 	if coll == "tracegate" {
 		p.ddtrace = tcp()
