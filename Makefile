@@ -11,7 +11,7 @@ CONFIGS    = $(wildcard configs/*.yaml)
 PKGS       = ./...
 TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: bench-tools bench-latency bench-es-faults bench-sweep es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench bench-go clean help
+.PHONY: bench-tools bench-disk bench-durability bench-latency bench-latency-2p bench-es-faults bench-sweep es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench bench-go clean help
 
 all: build
 
@@ -106,9 +106,21 @@ bench-tools: build build-stock
 
 # The runs below read or extend what `make bench` measured; each writes its own section of
 # docs/benchmarks.md and its own JSON file. Long; not part of `make test`.
+bench-disk: bench-tools ## the Datakit load in the disk modes (overflow, write_ahead), tracegate vs stock's persistent queue -> its own section
+	BENCH_COMMAND="make bench-disk BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -modes overflow,write_ahead \
+		-section "## Pipeline benchmarks, disk modes (make bench-disk)" -json docs/benchmarks-disk.json $(BENCH_FLAGS)
+
+bench-durability: bench-tools ## write_ahead with and without fsync, tracegate vs stock's persistent queue (configs/bench/durability.yaml)
+	BENCH_COMMAND="make bench-durability BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -sweep configs/bench/durability.yaml \
+		-protocols otlp-grpc,otlp-http -duration 30s -section "## Durability: the cost of fsync (make bench-durability)" -json docs/benchmarks-durability.json $(BENCH_FLAGS)
+
 bench-latency: bench-tools ## p99 latency at half of stock's saturation rate (from docs/benchmarks.json), memory mode
 	BENCH_COMMAND="make bench-latency BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s \
 		-section "## Latency at half of stock's saturation rate (make bench-latency)" -json docs/benchmarks-latency.json $(BENCH_FLAGS)
+
+bench-latency-2p: bench-tools ## bench-latency with GOMAXPROCS=2, what Go 1.25+ picks in a container limited to 1 CPU
+	BENCH_COMMAND="make bench-latency-2p BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s -collector-env GOMAXPROCS=2 \
+		-section "## Latency at half saturation with GOMAXPROCS=2 (make bench-latency-2p)" -json docs/benchmarks-latency-2p.json $(BENCH_FLAGS)
 
 bench-es-faults: bench-tools ## at half of stock's saturation rate: client latency and statuses with Elasticsearch slow (500 ms per bulk) and down, tracegate vs stock
 	BENCH_COMMAND="make bench-es-faults" bin/benchrun -rate-fraction 0.5 -es-latency 500ms -modes overflow,memory -protocols otlp-http,otlp-grpc -duration 30s \

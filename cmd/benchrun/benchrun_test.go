@@ -155,23 +155,25 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 	}
 }
 
-// TestSweepFile: the committed sweep file names only collectors and modes the runner has, and
+// TestSweepFile: the committed sweep files name only collectors and modes the runner has, and
 // every variant becomes one job per protocol.
 func TestSweepFile(t *testing.T) {
-	vs, err := loadSweep(filepath.Join("..", "..", "configs", "bench", "sweep.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := options{protocols: []string{"otlp-grpc", "ddtrace-v0.4"}, variants: vs}
-	stockVariants := 0
-	for _, v := range vs {
-		if v.Collector == "stock" {
-			stockVariants++
+	for _, file := range []string{"sweep.yaml", "durability.yaml"} {
+		vs, err := loadSweep(filepath.Join("..", "..", "configs", "bench", file))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
 		}
-	}
-	// ddtrace: stock variants are left out.
-	if got, want := len(jobs(o)), 2*len(vs)-stockVariants; got != want {
-		t.Errorf("%d jobs, want %d", got, want)
+		o := options{protocols: []string{"otlp-grpc", "ddtrace-v0.4"}, variants: vs}
+		stockVariants := 0
+		for _, v := range vs {
+			if v.Collector == "stock" {
+				stockVariants++
+			}
+		}
+		// ddtrace: stock variants are left out.
+		if got, want := len(jobs(o)), 2*len(vs)-stockVariants; got != want {
+			t.Errorf("%s: %d jobs, want %d", file, got, want)
+		}
 	}
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	for _, body := range []string{

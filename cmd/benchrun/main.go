@@ -436,7 +436,12 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	profiled := make(chan error, 1)
 	if o.profileDir != "" {
 		path := filepath.Join(o.profileDir, fmt.Sprintf("%s-%s-%s.pprof", r.Collector, r.Mode, protocol))
-		go func() { profiled <- cpuProfile(ctx, ports.pprof, o.profileSeconds, path) }()
+		go func() {
+			err := cpuProfile(ctx, ports.pprof, o.profileSeconds, path)
+			// The heap right after the CPU profile, still under load: what the peak RSS is made of.
+			heapPath := strings.TrimSuffix(path, ".pprof") + ".heap.pprof"
+			profiled <- errors.Join(err, fetch(ctx, "http://"+ports.pprof+"/debug/pprof/heap", heapPath))
+		}()
 	}
 	out, err := gen.Output()
 	if o.profileDir != "" {
@@ -524,7 +529,11 @@ func cpuProfile(ctx context.Context, addr string, seconds int, path string) erro
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds)
+	return fetch(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds), path)
+}
+
+// fetch saves what url answers into path.
+func fetch(ctx context.Context, url, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err

@@ -30,7 +30,9 @@ type report struct {
 	ESLatency   string    `json:"es_latency"`
 	ESJitter    string    `json:"es_jitter"`
 	Settings    []string  `json:"collector_settings,omitempty"`
-	ESDown      bool      `json:"es_down_during_load,omitempty"`
+	// CollectorEnv was added to both collectors' environment (-collector-env).
+	CollectorEnv []string `json:"collector_env,omitempty"`
+	ESDown       bool     `json:"es_down_during_load,omitempty"`
 	// RateFraction > 0: each run offered this fraction of stock's saturation rate (run.Rate).
 	RateFraction float64 `json:"rate_fraction,omitempty"`
 	Runs         []run   `json:"runs"`
@@ -40,7 +42,7 @@ func newReport(o options) *report {
 	la, _ := os.ReadFile("/proc/loadavg")
 	r := &report{Section: o.section, ESDown: o.esDown, RateFraction: o.rateFraction, Date: time.Now().UTC(), Command: o.command, Label: o.label, Machine: cpuModel(), CPUs: runtime.NumCPU(),
 		LoadAvg: strings.TrimSpace(string(la)), GoVersion: runtime.Version(), Concurrency: o.conc, Requests: o.requests,
-		Spans: o.spans, Rate: o.rate, Settings: o.sets, ESLatency: o.esLatency.String(), ESJitter: o.esJitter.String()}
+		Spans: o.spans, Rate: o.rate, Settings: o.sets, CollectorEnv: o.collectorEnv, ESLatency: o.esLatency.String(), ESJitter: o.esJitter.String()}
 	if o.duration > 0 {
 		r.Duration = o.duration.String()
 	}
@@ -113,10 +115,19 @@ func (r *report) markdown() string {
 	if len(r.Settings) > 0 {
 		fmt.Fprintf(&b, "- Collector settings (--set): `%s`\n", strings.Join(r.Settings, "`, `"))
 	}
-	fmt.Fprintf(&b, "- Setup: each collector alone on CPU 0 (`taskset -c 0`, so GOMAXPROCS=1); tracegen and the in-process stand-in on CPU 1. "+
+	if len(r.CollectorEnv) > 0 {
+		fmt.Fprintf(&b, "- Collector environment: `%s`\n", strings.Join(r.CollectorEnv, "`, `"))
+	}
+	gomaxprocs := "so GOMAXPROCS=1"
+	for _, kv := range r.CollectorEnv {
+		if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
+			gomaxprocs = "with GOMAXPROCS=" + v + " from the environment"
+		}
+	}
+	fmt.Fprintf(&b, "- Setup: each collector alone on CPU 0 (`taskset -c 0`, %s); tracegen and the in-process stand-in on CPU 1. "+
 		"CPU %% = the collector's utime+stime from the first request until the last span reached the stand-in, over that time. "+
 		"e2e spans/s = spans in the stand-in over the same time; per core = e2e / (CPU %%/100). Latency is per request, as the client saw it. "+
-		"Client CPU = tracegen + stand-in on CPU 1 (near 100 %%: the client side limited the run).\n\n")
+		"Client CPU = tracegen + stand-in on CPU 1 (near 100 %%: the client side limited the run).\n\n", gomaxprocs)
 
 	fmt.Fprintf(&b, "| protocol | mode | collector | offered req/s | CPU %% | peak RSS MB | requests (k) | MB sent | KB/request | mean ms | p50 ms | p99 ms | max ms | 2xx | 429 | 5xx | other | transport | spans in ES / sent | e2e spans/s | spans/s per core | last span s | client CPU %% |\n")
 	fmt.Fprintf(&b, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
