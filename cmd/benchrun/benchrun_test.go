@@ -158,7 +158,7 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 // TestSweepFile: the committed sweep files name only collectors and modes the runner has, and
 // every variant becomes one job per protocol.
 func TestSweepFile(t *testing.T) {
-	for _, file := range []string{"sweep.yaml", "durability.yaml"} {
+	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml", "latency.yaml"} {
 		vs, err := loadSweep(filepath.Join("..", "..", "configs", "bench", file))
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
@@ -223,5 +223,17 @@ func TestWarmUpArgs(t *testing.T) {
 	want := "-c 1 bin/tracegen -protocol otlp-http -c 100 -n 5 -json -"
 	if got != want {
 		t.Errorf("warm-up args %q, want %q", got, want)
+	}
+}
+
+func TestUnderRoot(t *testing.T) {
+	for _, tt := range []struct{ root, path, want string }{
+		{".", "bin/tracegate", "bin/tracegate"},
+		{"/repo", "bin/tracegate", "/repo/bin/tracegate"},
+		{"/repo", "/tmp/tracegate", "/tmp/tracegate"},
+	} {
+		if got := underRoot(tt.root, tt.path); got != tt.want {
+			t.Errorf("underRoot(%q, %q) = %q, want %q", tt.root, tt.path, got, tt.want)
+		}
 	}
 }

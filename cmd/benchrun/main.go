@@ -339,7 +339,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	if coll == "stock" {
 		bin = o.stock
 	}
-	bin = filepath.Join(o.root, bin)
+	bin = underRoot(o.root, bin)
 	tmp, err := os.MkdirTemp("", "benchrun-")
 	if err != nil {
 		return fail(err)
@@ -399,7 +399,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	if o.duration > 0 {
 		genArgs = append(genArgs, "-duration", o.duration.String())
 	}
-	name := filepath.Join(o.root, o.gen)
+	name := underRoot(o.root, o.gen)
 	if o.clientCPU >= 0 {
 		genArgs = append([]string{"-c", fmt.Sprint(o.clientCPU), name}, genArgs...)
 		name = taskset
@@ -519,6 +519,15 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		r.Error = err.Error()
 	}
 	return r
+}
+
+// underRoot resolves a path given on the command line: relative to the repository root, unless
+// it is absolute (filepath.Join would make "/tmp/x" relative).
+func underRoot(root, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(root, path)
 }
 
 // cpuProfile saves a CPU profile of seconds from the collector's pprof extension at addr, starting
