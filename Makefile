@@ -11,7 +11,7 @@ CONFIGS    = $(wildcard configs/*.yaml)
 PKGS       = ./...
 TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: bench-tools bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-latency-nice bench-es-faults bench-sweep es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench bench-go clean help
+.PHONY: bench-tools bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-faults bench-sweep es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench bench-go clean help
 
 all: build
 
@@ -125,10 +125,6 @@ bench-latency: bench-tools ## p99 latency at half of stock's saturation rate (fr
 bench-latency-2p: bench-tools ## bench-latency with GOMAXPROCS=2, what Go 1.25+ picks in a container limited to 1 CPU
 	BENCH_COMMAND="make bench-latency-2p BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s -collector-env GOMAXPROCS=2 \
 		-section "## Latency at half saturation with GOMAXPROCS=2 (make bench-latency-2p)" -json docs/benchmarks-latency-2p.json $(BENCH_FLAGS)
-
-bench-latency-nice: bench-tools ## bench-latency-2p's memory mode with and without the buffer's worker_nice (configs/bench/latency.yaml)
-	BENCH_COMMAND="make bench-latency-nice BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -sweep configs/bench/latency.yaml -rate-fraction 0.5 -duration 30s -collector-env GOMAXPROCS=2 \
-		-protocols otlp-grpc,otlp-http,ddtrace-v0.4 -section "## worker_nice at half saturation, GOMAXPROCS=2 (make bench-latency-nice)" -json docs/benchmarks-latency-nice.json $(BENCH_FLAGS)
 
 bench-es-faults: bench-tools ## at half of stock's saturation rate: client latency and statuses with Elasticsearch slow (500 ms per bulk) and down, tracegate vs stock
 	BENCH_COMMAND="make bench-es-faults" bin/benchrun -rate-fraction 0.5 -es-latency 500ms -modes overflow,memory -protocols otlp-http,otlp-grpc -duration 30s \

@@ -158,7 +158,7 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 // TestSweepFile: the committed sweep files name only collectors and modes the runner has, and
 // every variant becomes one job per protocol.
 func TestSweepFile(t *testing.T) {
-	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml", "latency.yaml"} {
+	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml"} {
 		vs, err := loadSweep(filepath.Join("..", "..", "configs", "bench", file))
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)

@@ -42,7 +42,6 @@ const (
 	maxRetryInterval = time.Hour
 	maxShutdown      = time.Hour
 	maxBatchWait     = time.Minute
-	maxNice          = 19
 )
 
 // Config is the buffer processor's configuration.
@@ -75,12 +74,6 @@ type Config struct {
 	// memory queue within it; what is left is counted as dropped. Keep it below the platform's
 	// kill timeout (Kubernetes: terminationGracePeriodSeconds, 30s by default). Default 10s; 1ms..1h.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
-	// WorkerNice, when > 0, runs each worker on an OS thread of its own, this many nice steps below
-	// the process's priority (at most nice 19; Linux). The workers carry the exporter's encoding and compression; at a lower priority the
-	// kernel lets a thread answering a client preempt them at once, instead of the client waiting
-	// out their time slice. Needs GOMAXPROCS >= 2 to help (Go's default in a container limited to
-	// 1 CPU). 0 (default): the workers run like every other goroutine. 0..19.
-	WorkerNice int `mapstructure:"worker_nice"`
 }
 
 // StorageConfig configures the disk log.
@@ -128,9 +121,6 @@ func (cfg *Config) Validate() error {
 	var errs []error
 	if cfg.Threads < 1 || cfg.Threads > maxThreads {
 		errs = append(errs, fmt.Errorf("threads must be between 1 and %d, got %d", maxThreads, cfg.Threads))
-	}
-	if cfg.WorkerNice < 0 || cfg.WorkerNice > maxNice {
-		errs = append(errs, fmt.Errorf("worker_nice must be between 0 and %d, got %d", maxNice, cfg.WorkerNice))
 	}
 	if cfg.Buffer < 1 || cfg.Buffer > maxBuffer {
 		errs = append(errs, fmt.Errorf("buffer must be between 1 and %d, got %d", maxBuffer, cfg.Buffer))

@@ -32,7 +32,6 @@ func TestLoadConfig(t *testing.T) {
 				Storage:         configoptional.Default(defaultStorage()),
 				Retry:           RetryConfig{InitialInterval: 200 * time.Millisecond, MaxInterval: 10 * time.Second, MaxElapsed: time.Hour},
 				ShutdownTimeout: 25 * time.Second,
-				WorkerNice:      10,
 			},
 		},
 		{
@@ -99,8 +98,6 @@ func TestValidateErrors(t *testing.T) {
 		{"max_batch_wait without max_batch_spans", func(c *Config) { c.MaxBatchWait = time.Second }, "max_batch_wait needs max_batch_spans > 0: without merging there is nothing to wait for"},
 		{"max_batch_wait too long", func(c *Config) { c.MaxBatchSpans, c.MaxBatchWait = 10, time.Hour }, "max_batch_wait must be between 0 and 1m0s, got 1h0m0s"},
 		{"shutdown_timeout zero", func(c *Config) { c.ShutdownTimeout = 0 }, "shutdown_timeout must be between 1ms and 1h0m0s, got 0s"},
-		{"worker_nice negative", func(c *Config) { c.WorkerNice = -5 }, "worker_nice must be between 0 and 19, got -5"},
-		{"worker_nice too large", func(c *Config) { c.WorkerNice = 20 }, "worker_nice must be between 0 and 19, got 20"},
 		{"directory", withStorage(func(s *StorageConfig) { s.Directory = "" }), "storage: directory must be set"},
 		{"capacity", withStorage(func(s *StorageConfig) { s.CapacityMiB = 0 }), "storage: capacity_mib must be between 1 and 1048576, got 0"},
 		{"mode", withStorage(func(s *StorageConfig) { s.Mode = "wal" }), `storage: mode must be "overflow" or "write_ahead", got "wal"`},

@@ -27,8 +27,6 @@ type bufferProcessor struct {
 	tel    *metadata.TelemetryBuilder
 	// fs is the file system of the disk log (tests inject failures).
 	fs diskqueue.FS
-	// niceOnce logs a worker_nice failure once, not once per worker.
-	niceOnce sync.Once
 
 	q     *queue
 	log   *diskqueue.Log

@@ -16,15 +16,6 @@ const readErrorWait = time.Second
 // worker delivers queued batches to the next consumer until the queue tells it to stop.
 func (p *bufferProcessor) worker() {
 	defer p.wg.Done()
-	if p.cfg.WorkerNice > 0 {
-		// The thread keeps its lower priority until it ends with this goroutine: it is never
-		// unlocked, so the runtime never hands it to another goroutine.
-		if err := lowerThreadPriority(p.cfg.WorkerNice); err != nil {
-			p.niceOnce.Do(func() {
-				p.logger.Warn("worker_nice is not applied; workers run at the process's priority", zap.Error(err))
-			})
-		}
-	}
 	for {
 		items, ok, err := p.q.take(int64(p.cfg.MaxBatchSpans))
 		if err != nil {
