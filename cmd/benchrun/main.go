@@ -444,11 +444,15 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		}()
 	}
 	out, err := gen.Output()
-	if o.profileDir != "" {
-		if perr := <-profiled; perr != nil {
-			fmt.Fprintf(os.Stderr, "   profile: %v\n", perr)
+	// A profile that outlasts the load is collected after the measurement (below): waiting for it
+	// here would count its remaining seconds into the time until the last span arrived.
+	defer func() {
+		if o.profileDir != "" {
+			if perr := <-profiled; perr != nil {
+				fmt.Fprintf(os.Stderr, "   profile: %v\n", perr)
+			}
 		}
-	}
+	}()
 	if o.esDown {
 		if err := es.SetRefusing(false); err != nil {
 			return fail(err)
