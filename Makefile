@@ -118,12 +118,12 @@ bench-memory: bench-tools ## memory mode at the Datakit load: peak RSS against b
 	BENCH_COMMAND="make bench-memory BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -sweep configs/bench/memory.yaml \
 		-protocols otlp-grpc,ddtrace-v0.4 -section "## Memory mode: peak RSS against buffer and batch size (make bench-memory)" -json docs/benchmarks-memory.json $(BENCH_FLAGS)
 
-bench-latency: bench-tools ## p99 latency at half of stock's saturation rate (from docs/benchmarks.json), memory mode
-	BENCH_COMMAND="make bench-latency BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s \
+bench-latency: bench-tools ## p99 latency at half of stock's saturation rate (from docs/benchmarks.json), beside the harness's floor (receivers only)
+	BENCH_COMMAND="make bench-latency BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s -collectors tracegate,stock,floor \
 		-section "## Latency at half of stock's saturation rate (make bench-latency)" -json docs/benchmarks-latency.json $(BENCH_FLAGS)
 
 bench-latency-2p: bench-tools ## bench-latency with GOMAXPROCS=2, what Go 1.25+ picks in a container limited to 1 CPU
-	BENCH_COMMAND="make bench-latency-2p BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s -collector-env GOMAXPROCS=2 \
+	BENCH_COMMAND="make bench-latency-2p BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s -collector-env GOMAXPROCS=2 -collectors tracegate,stock,floor \
 		-section "## Latency at half saturation with GOMAXPROCS=2 (make bench-latency-2p)" -json docs/benchmarks-latency-2p.json $(BENCH_FLAGS)
 
 bench-es-faults: bench-tools ## at half of stock's saturation rate: client latency and statuses with Elasticsearch slow (500 ms per bulk) and down, tracegate vs stock

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tracegate/tracegate/cmd/tracegen/loadgen"
 )
 
 func TestParseStatTicks(t *testing.T) {
@@ -83,6 +85,7 @@ func TestOverlayMovesEveryListener(t *testing.T) {
 		{"tracegate", "configs/default.yaml", true, true},
 		{"tracegate", "configs/bench/tracegate-memory.yaml", true, false},
 		{"stock", "configs/bench/stock.yaml", false, false},
+		{floorCollector, "configs/bench/floor.yaml", true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.coll+" "+tt.cfg, func(t *testing.T) {
@@ -188,6 +191,62 @@ func TestSweepFile(t *testing.T) {
 		if _, err := loadSweep(bad); err == nil {
 			t.Errorf("%q accepted", body)
 		}
+	}
+}
+
+// TestJobsWithFloor: the floor runs once per protocol, in table order beside the first mode's
+// runs, whatever the modes; stock still skips ddtrace.
+func TestJobsWithFloor(t *testing.T) {
+	o := options{modes: []string{"nobuffer", "memory"}, protocols: []string{"otlp-grpc", "ddtrace-v0.4"}, colls: []string{"tracegate", "stock", floorCollector}}
+	var got []string
+	for _, j := range jobs(o) {
+		got = append(got, j.coll+"/"+j.mode+"/"+j.protocol+"/"+j.cfg)
+	}
+	want := []string{
+		"tracegate/nobuffer/otlp-grpc/configs/bench/tracegate-nobuffer.yaml",
+		"stock/nobuffer/otlp-grpc/configs/bench/stock.yaml",
+		"floor/none/otlp-grpc/configs/bench/floor.yaml",
+		"tracegate/nobuffer/ddtrace-v0.4/configs/bench/tracegate-nobuffer.yaml",
+		"floor/none/ddtrace-v0.4/configs/bench/floor.yaml",
+		"tracegate/memory/otlp-grpc/configs/bench/tracegate-memory.yaml",
+		"stock/memory/otlp-grpc/configs/bench/stock-memory.yaml",
+		"tracegate/memory/ddtrace-v0.4/configs/bench/tracegate-memory.yaml",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("jobs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFloorInReport: the floor's row says nothing was delivered, and the latency table subtracts
+// the floor of the same protocol from every other run.
+func TestFloorInReport(t *testing.T) {
+	lat := func(p50, p99 float64) loadgen.Result {
+		var g loadgen.Result
+		g.Latency.P50, g.Latency.P99 = p50, p99
+		return g
+	}
+	r := &report{Section: "## x", Runs: []run{
+		{Collector: "tracegate", Mode: "memory", Protocol: "otlp-grpc", Gen: lat(1.5, 9)},
+		{Collector: "stock", Mode: "memory", Protocol: "otlp-grpc", Gen: lat(2, 12.5)},
+		{Collector: floorCollector, Mode: floorMode, Protocol: "otlp-grpc", Gen: lat(1, 3)},
+		{Collector: "tracegate", Mode: "memory", Protocol: "zipkin-json", Gen: lat(1, 5)}, // no floor for zipkin
+	}}
+	md := r.markdown()
+	for _, want := range []string{
+		"| otlp-grpc | none | floor |",
+		"not delivered | – | – | – |",
+		"| otlp-grpc | memory | tracegate | 1.00 | 3.00 | 9.00 | +0.50 | +6.00 |",
+		"| otlp-grpc | memory | stock | 1.00 | 3.00 | 12.50 | +1.00 | +9.50 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "| zipkin-json | memory | tracegate | 1.00") {
+		t.Errorf("zipkin has no floor run but got a floor row:\n%s", md)
+	}
+	if (&report{Section: "## x", Runs: r.Runs[:2]}).floorTable() != "" {
+		t.Error("a floor table without floor runs")
 	}
 }
 

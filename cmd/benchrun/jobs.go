@@ -58,7 +58,7 @@ type job struct {
 
 // jobs lists the measurements in table order: mode, protocol, collector — or, for a sweep, each
 // variant for each protocol. Protocols a collector lacks and modes it has no configuration for
-// are left out.
+// are left out; the floor runs once per protocol.
 func jobs(o options) []job {
 	var out []job
 	add := func(coll, mode, protocol string, v variant) {
@@ -77,9 +77,17 @@ func jobs(o options) []job {
 		}
 		return out
 	}
-	for _, mode := range o.modes {
+	for i, mode := range o.modes {
 		for _, protocol := range o.protocols {
 			for _, coll := range o.colls {
+				if coll == floorCollector {
+					// The floor has no delivery mode: it runs once per protocol, beside the
+					// first mode's runs.
+					if i == 0 {
+						add(coll, floorMode, protocol, variant{})
+					}
+					continue
+				}
 				add(coll, mode, protocol, variant{})
 			}
 		}

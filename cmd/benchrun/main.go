@@ -49,7 +49,16 @@ var modeConfigs = map[string]map[string]string{
 		"memory":      "configs/bench/stock-memory.yaml",
 		"write_ahead": "configs/bench/stock-write_ahead.yaml",
 	},
+	// floor is bin/tracegate with receivers only: no pipeline behind them, nothing delivered. Its
+	// latency is the floor of the harness itself (receiver, loopback, tracegen, one shared core),
+	// measured once per protocol in the same run as the collectors it bounds.
+	floorCollector: {floorMode: "configs/bench/floor.yaml"},
 }
+
+const (
+	floorCollector = "floor"
+	floorMode      = "none"
+)
 
 // stockProtocols are the protocols the stock build accepts (no ddtrace receiver).
 func stockSupports(protocol string) bool { return !strings.HasPrefix(protocol, "ddtrace") }
@@ -104,7 +113,7 @@ func mainErr() error {
 	flag.StringVar(&o.gen, "tracegen", "bin/tracegen", "load generator binary")
 	flag.StringVar(&protocols, "protocols", "all", "comma-separated protocols or all: "+strings.Join(loadgen.Protocols(), ","))
 	flag.StringVar(&modes, "modes", strings.Join(allModes, ","), "comma-separated delivery modes")
-	flag.StringVar(&colls, "collectors", "tracegate,stock", "collectors to run")
+	flag.StringVar(&colls, "collectors", "tracegate,stock", "collectors to run: tracegate, stock, and floor (tracegate's receivers with no pipeline: the harness's own latency floor, once per protocol)")
 	flag.IntVar(&o.conc, "c", 100, "client concurrency (Datakit: 100 threads)")
 	flag.IntVar(&o.requests, "n", 1000, "requests per client (Datakit: 1000)")
 	flag.IntVar(&o.spans, "spans", 10, "spans per request (Datakit: 10)")
@@ -216,6 +225,9 @@ func mainErr() error {
 	if o.check {
 		var bad []string
 		for _, r := range rep.Runs {
+			if r.Collector == floorCollector {
+				continue // delivers nothing, by design
+			}
 			if r.Error != "" || r.SpansInES < r.Gen.SpansAcked || r.Gen.SpansAcked < r.Gen.SpansSent {
 				bad = append(bad, fmt.Sprintf("%s/%s/%s: sent %d, acknowledged %d, in Elasticsearch %d %s",
 					r.Collector, r.Mode, r.Protocol, r.Gen.SpansSent, r.Gen.SpansAcked, r.SpansInES, r.Error))
@@ -414,11 +426,13 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		if out, err := warm.Output(); err != nil {
 			return fail(fmt.Errorf("tracegen warm-up: %w: %.300s", err, out))
 		}
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_ = es.WaitForSpans(wctx, o.conc*o.warmup*o.spans) // UDP may lose some: then the timeout ends it
-		cancel()
-		time.Sleep(1500 * time.Millisecond) // a batch timeout (1s): stragglers land before the reset
-		es.Reset()
+		if coll != floorCollector {
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			_ = es.WaitForSpans(wctx, o.conc*o.warmup*o.spans) // UDP may lose some: then the timeout ends it
+			cancel()
+			time.Sleep(1500 * time.Millisecond) // a batch timeout (1s): stragglers land before the reset
+			es.Reset()
+		}
 	}
 	cpu0, err := cpuTicks(pid)
 	if err != nil {
@@ -469,8 +483,11 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	genCPU := gen.ProcessState.UserTime() + gen.ProcessState.SystemTime()
 
 	// Wait for every acknowledged span (UDP: every span sent), giving up after o.stall without
-	// progress or o.maxWait in all.
+	// progress or o.maxWait in all. The floor delivers nothing: its window ends with the load.
 	want := r.Gen.SpansAcked
+	if coll == floorCollector {
+		want = 0
+	}
 	last, lastChange := -1, time.Now()
 	deadline := start.Add(o.maxWait)
 	for {
@@ -654,7 +671,7 @@ func overlayFor(coll, cfg string) (collectorPorts, []byte, error) {
 		"health_check": map[string]any{"endpoint": p.health},
 		"pprof":        map[string]any{"endpoint": p.pprof},
 	}
-	if coll == "tracegate" {
+	if coll != "stock" { // tracegate and the floor (bin/tracegate) have the ddtrace receiver
 		p.ddtrace = tcp()
 		receivers["ddtrace"] = map[string]any{"endpoint": p.ddtrace}
 	}

@@ -145,10 +145,14 @@ func (r *report) markdown() string {
 		if x.Rate > 0 {
 			offered = fmt.Sprintf("%.0f", x.Rate)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %d | %d | %d | %d | %d | %d / %d%s | %.0f | %.0f | %.1f | %.0f |\n",
+		delivered := fmt.Sprintf("%d / %d%s | %.0f | %.0f | %.1f", x.SpansInES, g.SpansSent, flag, x.E2ESpansPerSec, x.SpansPerCoreSec, x.LastSpanSeconds)
+		if x.Collector == floorCollector {
+			delivered = fmt.Sprintf("not delivered%s | – | – | –", flag)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %d | %d | %d | %d | %d | %s | %.0f |\n",
 			x.Protocol, mode, x.Collector, offered, x.CPUPercent, x.PeakRSSMB, float64(g.Requests)/1000, float64(g.Bytes)/1e6, g.BytesPerRequest/1024,
 			g.Latency.Mean, g.Latency.P50, g.Latency.P99, g.Latency.Max, g.Status.OK, g.Status.TooMany, g.Status.Server, g.Status.Other,
-			g.Status.Transport, x.SpansInES, g.SpansSent, flag, x.E2ESpansPerSec, x.SpansPerCoreSec, x.LastSpanSeconds, x.GenCPUPercent+x.StandinCPUPercent)
+			g.Status.Transport, delivered, x.GenCPUPercent+x.StandinCPUPercent)
 	}
 
 	var ratios []string
@@ -175,6 +179,7 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "| protocol | mode | e2e spans/s | spans/s per core | p99 latency | peak RSS | CPU %% |\n|---|---|--:|--:|--:|--:|--:|\n")
 		b.WriteString(strings.Join(ratios, "\n") + "\n")
 	}
+	b.WriteString(r.floorTable())
 	var errs []string
 	for _, x := range r.Runs {
 		if x.Error != "" {
@@ -227,4 +232,30 @@ func replaceSection(doc, heading, section string) string {
 		section += "\n"
 	}
 	return strings.Join(lines[:start], "") + section + tail
+}
+
+// floorTable sets every collector's latency beside the floor's (receivers only, no pipeline) for
+// the same protocol in the same run: what a pipeline adds over the harness's own cost. Empty
+// without floor runs.
+func (r *report) floorTable() string {
+	var rows []string
+	for _, f := range r.Runs {
+		if f.Collector != floorCollector || f.Error != "" {
+			continue
+		}
+		for _, x := range r.Runs {
+			if x.Protocol != f.Protocol || x.Collector == floorCollector || x.Variant != "" {
+				continue
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %.2f | %.2f | %.2f | %+.2f | %+.2f |", x.Protocol, x.Mode, x.Collector,
+				f.Gen.Latency.P50, f.Gen.Latency.P99, x.Gen.Latency.P99, x.Gen.Latency.P50-f.Gen.Latency.P50, x.Gen.Latency.P99-f.Gen.Latency.P99))
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return "\nLatency over the floor (the same protocol and rate against tracegate's receivers with no pipeline behind them, same run): " +
+		"what each pipeline adds to what the receivers, the loopback, tracegen and the shared core cost.\n\n" +
+		"| protocol | mode | collector | floor p50 ms | floor p99 ms | p99 ms | p50 over the floor ms | p99 over the floor ms |\n|---|---|---|--:|--:|--:|--:|--:|\n" +
+		strings.Join(rows, "\n") + "\n"
 }
