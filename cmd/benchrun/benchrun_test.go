@@ -105,7 +105,7 @@ func TestOverlayMovesEveryListener(t *testing.T) {
 			if dd != tt.wantDDTrace || zp != tt.wantExtra || strings.Contains(string(b), "thrift_binary") != tt.wantExtra {
 				t.Errorf("overlay %s", b)
 			}
-			if strings.Contains(string(b), "0.0.0.0") || ports.target("otlp-http") == "" || ports.health == "" {
+			if strings.Contains(string(b), "0.0.0.0") || target(ports, "otlp-http") == "" || ports.Health == "" || (target(ports, "ddtrace-v0.4") != "") != tt.wantDDTrace {
 				t.Errorf("overlay %s, ports %+v", b, ports)
 			}
 		})

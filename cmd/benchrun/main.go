@@ -362,7 +362,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		return fail(fmt.Errorf("taskset: %w (util-linux)", err))
 	}
 	var (
-		ports collectorPorts
+		ports collectorproc.Listeners
 		proc  *collectorproc.Process
 	)
 	attempts := 0
@@ -383,7 +383,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 			Binary:    taskset,
 			Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, setArgs(sets)...),
 			Env:       append([]string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")}, o.collectorEnv...),
-			HealthURL: "http://" + ports.health + "/",
+			HealthURL: "http://" + ports.Health + "/",
 		}, nil
 	})
 	if err != nil {
@@ -403,7 +403,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	}()
 	pid := proc.Pid()
 
-	genArgs := []string{"-protocol", protocol, "-target", ports.target(protocol), "-c", fmt.Sprint(o.conc), "-n", fmt.Sprint(o.requests),
+	genArgs := []string{"-protocol", protocol, "-target", target(ports, protocol), "-c", fmt.Sprint(o.conc), "-n", fmt.Sprint(o.requests),
 		"-spans", fmt.Sprint(o.spans), "-service", "bench-" + protocol, "-json", "-"}
 	if r.Rate > 0 {
 		genArgs = append(genArgs, "-rate", fmt.Sprintf("%.0f", r.Rate))
@@ -451,10 +451,10 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	if o.profileDir != "" {
 		path := filepath.Join(o.profileDir, fmt.Sprintf("%s-%s-%s.pprof", r.Collector, r.Mode, protocol))
 		go func() {
-			err := cpuProfile(ctx, ports.pprof, o.profileSeconds, path)
+			err := cpuProfile(ctx, ports.Pprof, o.profileSeconds, path)
 			// The heap right after the CPU profile, still under load: what the peak RSS is made of.
 			heapPath := strings.TrimSuffix(path, ".pprof") + ".heap.pprof"
-			profiled <- errors.Join(err, fetch(ctx, "http://"+ports.pprof+"/debug/pprof/heap", heapPath))
+			profiled <- errors.Join(err, fetch(ctx, "http://"+ports.Pprof+"/debug/pprof/heap", heapPath))
 		}()
 	}
 	out, err := gen.Output()
@@ -620,76 +620,28 @@ func spansIn(st esstandin.Stats) int {
 	return n
 }
 
-// collectorPorts are the loopback addresses of one collector run.
-type collectorPorts struct {
-	otlpGRPC, otlpHTTP, zipkin, jaegerHTTP, jaegerCompact, ddtrace, health, pprof string
-}
-
-func (p collectorPorts) target(protocol string) string {
+// target is the address tracegen sends protocol to.
+func target(l collectorproc.Listeners, protocol string) string {
 	switch protocol {
 	case loadgen.OTLPGRPC:
-		return p.otlpGRPC
+		return l.OTLPGRPC
 	case loadgen.OTLPHTTP:
-		return p.otlpHTTP
+		return l.OTLPHTTP
 	case loadgen.ZipkinJSON, loadgen.ZipkinProto:
-		return p.zipkin
+		return l.Zipkin
 	case loadgen.JaegerThriftHTTP:
-		return p.jaegerHTTP
+		return l.JaegerThriftHTTP
 	case loadgen.JaegerUDPCompact:
-		return p.jaegerCompact
+		return l.JaegerCompact
 	default:
-		return p.ddtrace
+		return l.DDTrace
 	}
 }
 
-// overlayFor returns a configuration overlay that moves every listener of cfg to a free loopback
-// port (JSON is YAML).
-func overlayFor(coll, cfg string) (collectorPorts, []byte, error) {
-	var errs []error
-	tcp := func() string {
-		p, err := collectorproc.FreePort()
-		errs = append(errs, err)
-		return fmt.Sprintf("127.0.0.1:%d", p)
-	}
-	udp := func() string {
-		p, err := collectorproc.FreeUDPPort()
-		errs = append(errs, err)
-		return fmt.Sprintf("127.0.0.1:%d", p)
-	}
-	p := collectorPorts{otlpGRPC: tcp(), otlpHTTP: tcp(), zipkin: tcp(), jaegerHTTP: tcp(), jaegerCompact: udp(), health: tcp(), pprof: tcp()}
-	jaegerProtocols := map[string]any{
-		"grpc":           map[string]any{"endpoint": tcp()},
-		"thrift_http":    map[string]any{"endpoint": p.jaegerHTTP},
-		"thrift_compact": map[string]any{"endpoint": p.jaegerCompact},
-	}
-	receivers := map[string]any{
-		"otlp":   map[string]any{"protocols": map[string]any{"grpc": map[string]any{"endpoint": p.otlpGRPC}, "http": map[string]any{"endpoint": p.otlpHTTP}}},
-		"zipkin": map[string]any{"endpoint": p.zipkin},
-		"jaeger": map[string]any{"protocols": jaegerProtocols},
-	}
-	extensions := map[string]any{
-		"health_check": map[string]any{"endpoint": p.health},
-		"pprof":        map[string]any{"endpoint": p.pprof},
-	}
-	if coll != "stock" { // tracegate and the floor (bin/tracegate) have the ddtrace receiver
-		p.ddtrace = tcp()
-		receivers["ddtrace"] = map[string]any{"endpoint": p.ddtrace}
-	}
-	if strings.HasPrefix(cfg, "configs/") && !strings.HasPrefix(cfg, "configs/bench/") {
-		// configs/default.yaml and configs/durable.yaml: thrift_binary and zpages listen too.
-		jaegerProtocols["thrift_binary"] = map[string]any{"endpoint": udp()}
-		extensions["zpages"] = map[string]any{"endpoint": tcp()}
-	}
-	metricsPort, err := collectorproc.FreePort()
-	errs = append(errs, err)
-	overlay := map[string]any{
-		"receivers":  receivers,
-		"extensions": extensions,
-		"service": map[string]any{"telemetry": map[string]any{"metrics": map[string]any{"readers": []any{
-			map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{"host": "127.0.0.1", "port": metricsPort}}}},
-		}}}},
-	}
-	b, err := json.Marshal(overlay)
-	errs = append(errs, err)
-	return p, b, errors.Join(errs...)
+// overlayFor moves every listener of coll's configuration cfg to a free loopback port.
+func overlayFor(coll, cfg string) (collectorproc.Listeners, []byte, error) {
+	// configs/default.yaml and configs/durable.yaml also have Jaeger's thrift_binary and zpages;
+	// the bench configs leave them out. Only the stock build lacks the ddtrace receiver.
+	full := strings.HasPrefix(cfg, "configs/") && !strings.HasPrefix(cfg, "configs/bench/")
+	return collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: coll != "stock", JaegerBinary: full, ZPages: full})
 }

@@ -109,61 +109,17 @@ func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
 // choosePorts picks free loopback ports for every listener, writes the overlay config that moves
 // the listeners there and returns the process options (kept for restarts on the same ports).
 func (g *gateway) choosePorts(o gatewayOptions) (collectorproc.Options, error) {
-	var firstErr error
-	tcp := func() string {
-		p, err := collectorproc.FreePort()
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return fmt.Sprintf("127.0.0.1:%d", p)
-	}
-	udp := func() string {
-		p, err := collectorproc.FreeUDPPort()
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		return fmt.Sprintf("127.0.0.1:%d", p)
+	// Every configuration in configs/ has the ddtrace receiver, Jaeger's thrift_binary and zpages.
+	l, overlay, err := collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: true, JaegerBinary: true, ZPages: true})
+	if err != nil {
+		return collectorproc.Options{}, err
 	}
 	g.endpoints = tracesend.Endpoints{
-		OTLPGRPC: tcp(), OTLPHTTP: tcp(), Zipkin: tcp(), JaegerHTTP: tcp(), JaegerCompact: udp(), DDTrace: tcp(),
+		OTLPGRPC: l.OTLPGRPC, OTLPHTTP: l.OTLPHTTP, Zipkin: l.Zipkin, JaegerHTTP: l.JaegerThriftHTTP, JaegerCompact: l.JaegerCompact, DDTrace: l.DDTrace,
 	}
-	g.jaegerGRPC = tcp()
-	health := tcp()
-	metricsPort, err := collectorproc.FreePort()
-	if err != nil {
-		return collectorproc.Options{}, err
-	}
-	overlay := map[string]any{
-		"receivers": map[string]any{
-			"otlp":   map[string]any{"protocols": map[string]any{"grpc": map[string]any{"endpoint": g.endpoints.OTLPGRPC}, "http": map[string]any{"endpoint": g.endpoints.OTLPHTTP}}},
-			"zipkin": map[string]any{"endpoint": g.endpoints.Zipkin},
-			"jaeger": map[string]any{"protocols": map[string]any{
-				"grpc":           map[string]any{"endpoint": g.jaegerGRPC},
-				"thrift_http":    map[string]any{"endpoint": g.endpoints.JaegerHTTP},
-				"thrift_compact": map[string]any{"endpoint": g.endpoints.JaegerCompact},
-				"thrift_binary":  map[string]any{"endpoint": udp()},
-			}},
-			"ddtrace": map[string]any{"endpoint": g.endpoints.DDTrace},
-		},
-		"extensions": map[string]any{
-			"health_check": map[string]any{"endpoint": health},
-			"pprof":        map[string]any{"endpoint": tcp()},
-			"zpages":       map[string]any{"endpoint": tcp()},
-		},
-		"service": map[string]any{"telemetry": map[string]any{"metrics": map[string]any{"readers": []any{
-			map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{"host": "127.0.0.1", "port": metricsPort}}}},
-		}}}},
-	}
-	// JSON is YAML, so the overlay needs no YAML library.
-	if firstErr != nil {
-		return collectorproc.Options{}, firstErr
-	}
-	b, err := json.Marshal(overlay)
-	if err != nil {
-		return collectorproc.Options{}, err
-	}
+	g.jaegerGRPC = l.JaegerGRPC
 	overlayPath := filepath.Join(filepath.Dir(g.bufferDir), "ports.yaml")
-	if err := os.WriteFile(overlayPath, b, 0o600); err != nil {
+	if err := os.WriteFile(overlayPath, overlay, 0o600); err != nil {
 		return collectorproc.Options{}, err
 	}
 	args := []string{"--config", filepath.Join(repoRoot, "configs", o.config)}
@@ -174,7 +130,7 @@ func (g *gateway) choosePorts(o gatewayOptions) (collectorproc.Options, error) {
 		Binary:    g.binary,
 		Args:      append(args, "--config", overlayPath),
 		Env:       []string{"ELASTICSEARCH_URL=" + g.es.URL() + "," + g.es.URL(), "TRACEGATE_BUFFER_DIR=" + g.bufferDir},
-		HealthURL: "http://" + health + "/",
+		HealthURL: "http://" + l.Health + "/",
 	}
 	return g.opts, nil
 }

@@ -1,0 +1,93 @@
+package collectorproc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Listeners are the loopback addresses (host:port) a collector's listeners were moved to by the
+// overlay of PickListeners. Optional listeners the collector does not have are empty.
+type Listeners struct {
+	OTLPGRPC, OTLPHTTP, Zipkin                             string
+	JaegerGRPC, JaegerThriftHTTP, JaegerCompact, JaegerBin string
+	DDTrace                                                string
+	Health, Pprof, ZPages                                  string
+	// MetricsPort is the port of the collector's own Prometheus metrics.
+	MetricsPort int
+}
+
+// ListenerOptions say which optional listeners the collector's configuration has: an overlay may
+// only configure components the build has, and one it does not know fails the start.
+type ListenerOptions struct {
+	DDTrace      bool // the ddtrace receiver (tracegate; the stock build lacks it)
+	JaegerBinary bool // the Jaeger thrift_binary (UDP) listener, as configs/default.yaml has
+	ZPages       bool // the zpages extension
+}
+
+// PickListeners picks a free loopback port for every listener of the configurations in configs/
+// (the receivers, health_check, pprof, optional ones per o, the collector's own metrics) and
+// returns the overlay configuration that moves them there, to be given after the collector's
+// own --config. Ports are only free when picked: start with StartOnFreePorts, which picks again
+// when one was taken meanwhile.
+func PickListeners(o ListenerOptions) (Listeners, []byte, error) {
+	var errs []error
+	tcp := func() string {
+		p, err := FreePort()
+		errs = append(errs, err)
+		return fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	udp := func() string {
+		p, err := FreeUDPPort()
+		errs = append(errs, err)
+		return fmt.Sprintf("127.0.0.1:%d", p)
+	}
+	l := Listeners{
+		OTLPGRPC: tcp(), OTLPHTTP: tcp(), Zipkin: tcp(),
+		JaegerGRPC: tcp(), JaegerThriftHTTP: tcp(), JaegerCompact: udp(),
+		Health: tcp(), Pprof: tcp(),
+	}
+	metricsPort, err := FreePort()
+	errs = append(errs, err)
+	l.MetricsPort = metricsPort
+
+	jaeger := map[string]any{
+		"grpc":           map[string]any{"endpoint": l.JaegerGRPC},
+		"thrift_http":    map[string]any{"endpoint": l.JaegerThriftHTTP},
+		"thrift_compact": map[string]any{"endpoint": l.JaegerCompact},
+	}
+	receivers := map[string]any{
+		"otlp":   map[string]any{"protocols": map[string]any{"grpc": map[string]any{"endpoint": l.OTLPGRPC}, "http": map[string]any{"endpoint": l.OTLPHTTP}}},
+		"zipkin": map[string]any{"endpoint": l.Zipkin},
+		"jaeger": map[string]any{"protocols": jaeger},
+	}
+	extensions := map[string]any{
+		"health_check": map[string]any{"endpoint": l.Health},
+		"pprof":        map[string]any{"endpoint": l.Pprof},
+	}
+	if o.DDTrace {
+		l.DDTrace = tcp()
+		receivers["ddtrace"] = map[string]any{"endpoint": l.DDTrace}
+	}
+	if o.JaegerBinary {
+		l.JaegerBin = udp()
+		jaeger["thrift_binary"] = map[string]any{"endpoint": l.JaegerBin}
+	}
+	if o.ZPages {
+		l.ZPages = tcp()
+		extensions["zpages"] = map[string]any{"endpoint": l.ZPages}
+	}
+	overlay := map[string]any{
+		"receivers":  receivers,
+		"extensions": extensions,
+		"service": map[string]any{"telemetry": map[string]any{"metrics": map[string]any{"readers": []any{
+			map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{"host": "127.0.0.1", "port": l.MetricsPort}}}},
+		}}}},
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Listeners{}, nil, err
+	}
+	// JSON is YAML, so the overlay needs no YAML library.
+	b, err := json.Marshal(overlay)
+	return l, b, err
+}
