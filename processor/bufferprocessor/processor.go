@@ -72,8 +72,8 @@ func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
 			Fsync:         fsyncPolicy(s.Fsync),
 			FsyncInterval: s.FsyncInterval,
 			FS:            p.fs,
-			OnSyncError: func(err error) {
-				p.logger.Error("Background fsync of the disk buffer failed", zap.Error(err))
+			OnBackgroundError: func(err error) {
+				p.logger.Error("Disk buffer maintenance failed", zap.Error(err))
 			},
 			OnCorrupt: func() { p.tel.ProcessorBufferCorruptRecords.Add(p.ctx, 1) },
 		})
@@ -89,7 +89,7 @@ func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
 				zap.Int64("duplicates_possible", st.DuplicatesPossible), zap.Int64("damaged_regions", st.Corrupt))
 		}
 	}
-	p.q = newQueue(p.cfg.Buffer, p.log, writeAhead, p.cfg.WhenFull == WhenFullDropOldest, p.cfg.MaxBatchWait, p.countDrop)
+	p.q = newQueue(p.cfg.Buffer, p.log, writeAhead, p.cfg.WhenFull == WhenFullDropOldest, p.cfg.MaxBatchWait, p.countDrop, p.logger)
 	if err := p.registerGauges(); err != nil {
 		return errors.Join(err, p.closeLog())
 	}

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
 
 	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
 )
@@ -67,10 +68,11 @@ type queue struct {
 	wakeAt    time.Time
 
 	onDrop func(reason string, spans int64)
+	logger *zap.Logger
 }
 
-func newQueue(maxItems int, log *diskqueue.Log, writeAhead, dropOldest bool, batchWait time.Duration, onDrop func(string, int64)) *queue {
-	q := &queue{maxItems: maxItems, log: log, writeAhead: writeAhead, dropOldest: dropOldest, batchWait: batchWait, onDrop: onDrop}
+func newQueue(maxItems int, log *diskqueue.Log, writeAhead, dropOldest bool, batchWait time.Duration, onDrop func(string, int64), logger *zap.Logger) *queue {
+	q := &queue{maxItems: maxItems, log: log, writeAhead: writeAhead, dropOldest: dropOldest, batchWait: batchWait, onDrop: onDrop, logger: logger}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
@@ -167,6 +169,13 @@ func (q *queue) appendToDisk(it item) error {
 			q.mu.Unlock()
 		}
 		pos, claimed, err := q.log.Append(it.payload, it.spans, it.enqueued, claim)
+		if err != nil && claimed {
+			// Written but not synced (fsync failed): the client is told it failed and may send
+			// again, so release the record instead of pinning its segment until a restart.
+			if aerr := q.log.Ack([]diskqueue.Pos{pos}); aerr != nil {
+				err = errors.Join(err, aerr)
+			}
+		}
 		if err == nil {
 			q.mu.Lock()
 			switch {
@@ -230,7 +239,10 @@ func (q *queue) makeRoom(it item) (placed bool, err error) {
 func (q *queue) drop(it item, reason string) {
 	q.onDrop(reason, it.spans)
 	if it.onDisk {
-		_ = q.log.Ack([]diskqueue.Pos{it.pos}) // a failed ack replays the record: never a loss
+		if err := q.log.Ack([]diskqueue.Pos{it.pos}); err != nil {
+			// The record is replayed after a restart: a duplicate of a drop, never a loss.
+			q.logger.Warn("Acknowledging a dropped record in the disk buffer failed", zap.Error(err))
+		}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // readErrorWait is the pause after a failed disk read before the worker tries again.
-const readErrorWait = time.Second
+var readErrorWait = time.Second // a variable for tests
 
 // worker delivers queued batches to the next consumer until the queue tells it to stop.
 func (p *bufferProcessor) worker() {
@@ -20,8 +20,13 @@ func (p *bufferProcessor) worker() {
 		items, ok, err := p.q.take(int64(p.cfg.MaxBatchSpans))
 		if err != nil {
 			p.logger.Warn("Reading the disk buffer failed; retrying", zap.Error(err))
-			if len(items) == 0 && !p.pause(readErrorWait) {
-				return
+			if len(items) == 0 {
+				// take reports ok false with a read error; the worker stays, or a few disk errors
+				// would leave nobody to deliver.
+				if !p.pause(readErrorWait) {
+					return
+				}
+				continue
 			}
 		}
 		if !ok {
@@ -96,6 +101,12 @@ func (p *bufferProcessor) deliver(items []item) {
 	bo := newBackoff(p.cfg.Retry)
 	for {
 		err := p.next.ConsumeTraces(p.deliverCtx, td)
+		if err != nil && p.deliverCtx.Err() != nil {
+			// Shutdown's deadline cancelled the delivery: whatever the error says (permanent, or
+			// max_elapsed running out now), the batch goes to disk when there is storage.
+			p.lostAtShutdown.Add(p.q.abandon(items, td))
+			return
+		}
 		if err == nil {
 			p.finish(items)
 			p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)

@@ -46,15 +46,18 @@ var (
 type Options struct {
 	Dir           string
 	CapacityBytes int64
-	// SegmentBytes is the size at which a segment is sealed; 0 picks capacity/16 within [1 MiB, 64 MiB].
+	// SegmentBytes is the size at which a segment is sealed; 0 picks capacity/16 within [1 MiB, 64 MiB],
+	// and at most capacity/4.
 	// Space is reclaimed a whole segment at a time, so it bounds the granularity of drop_oldest.
 	SegmentBytes  int64
 	Fsync         FsyncPolicy
 	FsyncInterval time.Duration
 	// FS defaults to OS; tests inject write failures through it.
 	FS FS
-	// OnSyncError is told about background fsync failures (FsyncInterval); may be nil.
-	OnSyncError func(error)
+	// OnBackgroundError is told about failures no caller gets an error for: background fsyncs
+	// (FsyncInterval) and deleting a segment the reader left behind (its files then stay on disk
+	// until the next Open). Called with internal locks held; may be nil.
+	OnBackgroundError func(error)
 	// OnCorrupt is called (with internal locks held: keep it cheap) for each damaged region a
 	// reader skips; may be nil.
 	OnCorrupt func()
@@ -106,9 +109,16 @@ type Log struct {
 	closed  bool
 
 	writeSeq, syncedSeq uint64
-	syncing             bool
-	dirDirty            bool
-	acksSyncedAt        time.Time // the last fsync that included the ack files
+	// attemptedSeq is the highest write covered by any fsync so far, successful or not.
+	attemptedSeq uint64
+	// failed are the writes whose first fsync failed, most recent last (see failedFor).
+	failed []failedSync
+	// forgottenTo: failures up to this write were forgotten (maxFailedSyncs); writes up to it
+	// are all reported as failed, the durable ones among them too.
+	forgottenTo  uint64
+	syncing      bool
+	dirDirty     bool
+	acksSyncedAt time.Time // the last fsync that included the ack files
 
 	wbuf     []byte           // small records are encoded here (under wmu)
 	hbuf     [headerSize]byte // the header of a large record (under wmu; a field, not escaping per call)
@@ -127,7 +137,8 @@ func Open(opts Options) (*Log, OpenStats, error) {
 		return nil, st, fmt.Errorf("capacity must be positive, got %d", opts.CapacityBytes)
 	}
 	if opts.SegmentBytes <= 0 {
-		opts.SegmentBytes = min(max(opts.CapacityBytes/16, 1<<20), 64<<20)
+		// At most a quarter of the capacity, so that space comes back while most of it is in use.
+		opts.SegmentBytes = max(min(max(opts.CapacityBytes/16, 1<<20), 64<<20, opts.CapacityBytes/4), 1)
 	}
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, st, fmt.Errorf("create directory %q: %w", opts.Dir, err)
@@ -280,8 +291,10 @@ func (l *Log) write(payload []byte, spans int64, enqueued time.Time, claim bool,
 		return Pos{}, false, 0, ErrClosed
 	}
 	if l.total+recSize > l.opts.CapacityBytes {
-		l.mu.Unlock()
-		return Pos{}, false, 0, ErrFull
+		if err := l.reclaimActiveLocked(); err != nil || l.total+recSize > l.opts.CapacityBytes {
+			l.mu.Unlock()
+			return Pos{}, false, 0, errors.Join(ErrFull, err)
+		}
 	}
 	act := l.segs[len(l.segs)-1]
 	if act.size > 0 && act.size+recSize > l.opts.SegmentBytes {
@@ -329,6 +342,22 @@ func (l *Log) write(payload []byte, spans int64, enqueued time.Time, claim bool,
 	return pos, false, l.writeSeq, nil
 }
 
+// reclaimActiveLocked frees the active segment when the reader is at its end and every record in
+// it was acknowledged. Only sealed segments are ever deleted, so without this a log whose space
+// is mostly the active segment (a small capacity, or one record nearly as large) would stay full
+// after everything in it was delivered. Caller holds wmu and mu.
+func (l *Log) reclaimActiveLocked() error {
+	act := l.segs[len(l.segs)-1]
+	if act.size == 0 || l.rseg != act || l.roff < act.size || act.outstanding > 0 {
+		return nil
+	}
+	if err := l.addSegment(act.id + 1); err != nil { // seals act
+		return err
+	}
+	l.passReaderSegment() // deletes act: sealed, passed, nothing outstanding
+	return nil
+}
+
 // copyBelow: records with a smaller payload are copied behind their header and written with one
 // write; larger ones are written as header then payload, which saves copying the payload (a
 // syscall costs less than copying 64 KiB). The bytes on disk are the same.
@@ -358,7 +387,10 @@ func (l *Log) passReaderSegment() {
 	l.unread.sub(seg.unread.Records, seg.unread.Spans, seg.unread.Bytes)
 	seg.unread = Counts{}
 	l.rseg, l.roff = l.segs[i+1], 0
-	_ = l.maybeDelete(seg) // a failed delete leaves the files for the next Open, which skips acked records
+	// A failed delete leaves the files for the next Open, which skips acknowledged records.
+	if err := l.maybeDelete(seg); err != nil && l.opts.OnBackgroundError != nil {
+		l.opts.OnBackgroundError(err)
+	}
 }
 
 // Next returns the next unread record, or ok false when there is none right now. Corrupt records
@@ -527,6 +559,11 @@ func (l *Log) maybeDelete(seg *segment) error {
 // reclaimed once its in-flight records are acknowledged. It returns what was dropped and whether
 // anything changed (false: nothing left to drop on disk).
 func (l *Log) DropOldest() (Counts, bool, error) {
+	// wmu first (the order Close uses): an append between its bookkeeping and its write must not
+	// see its segment sealed, passed and deleted under it, or its record would be written into a
+	// file the reader never visits again, or one already removed.
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
 	l.rmu.Lock()
 	defer l.rmu.Unlock()
 	l.mu.Lock()
@@ -575,7 +612,13 @@ func (l *Log) Corrupt() int64 {
 func (l *Log) waitSynced(seq uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.syncedSeq < seq {
+	for {
+		if err := l.failedFor(seq); err != nil {
+			return err
+		}
+		if l.syncedSeq >= seq {
+			return nil
+		}
 		if l.syncing {
 			l.cond.Wait()
 			continue
@@ -583,8 +626,31 @@ func (l *Log) waitSynced(seq uint64) error {
 		// Every client of this batch waits for this fsync, and on ext4 each file synced costs a
 		// journal commit of its own. Ack entries only say what was delivered: one lost to a power
 		// failure brings a duplicate, never a loss, so they ride along at most once a second.
-		if err := l.syncLocked(time.Since(l.acksSyncedAt) >= ackSyncEvery); err != nil {
-			return err
+		_ = l.syncLocked(time.Since(l.acksSyncedAt) >= ackSyncEvery) // its failure is in l.failed
+	}
+}
+
+// failedSync is a failed fsync and the writes it was the first to cover: (from, to].
+type failedSync struct {
+	from, to uint64
+	err      error
+}
+
+// maxFailedSyncs bounds the failures remembered. Consecutive failures merge into one range; past
+// the bound the oldest range is forgotten and its writes, with all before them, count as failed.
+const maxFailedSyncs = 64
+
+// failedFor returns the error of the fsync that first covered write seq, if it failed. Caller
+// holds mu. Linux may drop the dirty pages of a failed fsync and report the next fsync of the file
+// as a success, so such a write's durability is unknown for good: every waiter the failed fsync
+// covered gets its error, not only the one that ran it.
+func (l *Log) failedFor(seq uint64) error {
+	if seq <= l.forgottenTo {
+		return errors.New("fsync: an fsync covering this record may have failed (too many failures to tell)")
+	}
+	for i := len(l.failed) - 1; i >= 0; i-- {
+		if f := l.failed[i]; seq > f.from && seq <= f.to {
+			return f.err
 		}
 	}
 	return nil
@@ -599,6 +665,8 @@ const ackSyncEvery = time.Second
 func (l *Log) syncLocked(acks bool) error {
 	l.syncing = true
 	target := l.writeSeq
+	first := l.attemptedSeq // writes after it are covered by an fsync for the first time
+	l.attemptedSeq = max(l.attemptedSeq, target)
 	var files []File
 	for _, s := range l.segs {
 		if s.dirty {
@@ -630,7 +698,21 @@ func (l *Log) syncLocked(acks bool) error {
 	l.syncing = false
 	l.cond.Broadcast()
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("fsync: %w", err)
+		err = fmt.Errorf("fsync: %w", err)
+		// Writes made while this fsync ran may have been written back by it and lost with it, and
+		// the kernel reports a writeback error once per file: they fail too.
+		to := l.writeSeq
+		l.attemptedSeq = max(l.attemptedSeq, to)
+		if n := len(l.failed); n > 0 && l.failed[n-1].to == first {
+			l.failed[n-1].to = to // a run of failures: one range
+		} else if to > first {
+			l.failed = append(l.failed, failedSync{from: first, to: to, err: err})
+			if len(l.failed) > maxFailedSyncs {
+				l.forgottenTo = l.failed[0].to
+				l.failed = slices.Delete(l.failed, 0, 1)
+			}
+		}
+		return err
 	}
 	l.syncedSeq = max(l.syncedSeq, target)
 	return nil
@@ -660,8 +742,8 @@ func (l *Log) syncLoop() {
 				err = l.syncLocked(true)
 			}
 			l.mu.Unlock()
-			if err != nil && l.opts.OnSyncError != nil {
-				l.opts.OnSyncError(err)
+			if err != nil && l.opts.OnBackgroundError != nil {
+				l.opts.OnBackgroundError(err)
 			}
 		}
 	}
