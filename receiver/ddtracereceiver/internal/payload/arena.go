@@ -1,6 +1,10 @@
 package payload
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
 
 // slab hands out subslices of a few large blocks, so that a payload's many small slices (meta,
 // metrics, spans) cost a few allocations; reset keeps the blocks for the next payload.
@@ -67,8 +71,40 @@ const maxPooledElements = 1 << 16
 func newReader(b []byte) *reader {
 	r := readers.Get().(*reader)
 	r.src, r.n = string(b), len(b)
+	r.budget = maxStructBytesPerBodyByte*len(b) + structBytesSlack
 	return r
 }
+
+// maxStructBytesPerBodyByte bounds the element structures (spans, chunks, meta pairs, metrics,
+// links, events) decoding may allocate, per byte of body. Checking headers against the bytes left
+// only guarantees one byte per element, and a Span takes 232 bytes: a 25 MiB body of empty maps
+// would take 6 GB. Real payloads need far less: a span encodes in tens of bytes at least, and
+// even v0.5, with one-byte dictionary indexes, needs at most 16 bytes of meta pair per 2 bytes.
+const (
+	maxStructBytesPerBodyByte = 32
+	structBytesSlack          = 64 << 10 // small bodies are never refused for this
+)
+
+// charge accounts n elements of size bytes against the body's budget, before they are allocated.
+func (r *reader) charge(n int, size uintptr) error {
+	r.budget -= n * int(size)
+	if r.budget < 0 {
+		return fmt.Errorf("%w: the payload decodes to more than %d times its size in structures", ErrTooManyElements, maxStructBytesPerBodyByte)
+	}
+	return nil
+}
+
+var (
+	sizeKV    = unsafe.Sizeof(KV{})
+	sizeKF    = unsafe.Sizeof(KF{})
+	sizeKB    = unsafe.Sizeof(KB{})
+	sizeSpan  = unsafe.Sizeof(Span{})
+	sizeChunk = unsafe.Sizeof(Chunk{})
+	sizeLink  = unsafe.Sizeof(Link{})
+	sizeEvent = unsafe.Sizeof(Event{})
+	sizeAttr  = unsafe.Sizeof(EventAttribute{})
+	sizeStr   = unsafe.Sizeof("")
+)
 
 // release hands the reader's slabs to the next request. Nothing cut from them may be used after.
 func (r *reader) release() {

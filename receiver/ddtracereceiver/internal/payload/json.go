@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // jsonInt accepts any JSON integer, including negative ones for unsigned ids (as msgpack does) and
@@ -74,6 +75,11 @@ type jsonLink struct {
 // DecodeTracesJSON decodes a v0.3/v0.4 JSON body, [[span, ...], ...]. Map entries are sorted by
 // key, because JSON objects have no order the decoder keeps.
 func DecodeTracesJSON(b []byte) (Payload, error) {
+	// encoding/json allocates as it decodes, so bound its structures before it starts: no more
+	// objects than '{' bytes, each at most a span in both forms (see maxStructBytesPerBodyByte).
+	if objects := bytes.Count(b, []byte{'{'}); objects*int(unsafe.Sizeof(jsonSpan{})+sizeSpan) > maxStructBytesPerBodyByte*len(b)+structBytesSlack {
+		return Payload{}, fmt.Errorf("%w: %d objects in %d bytes", ErrTooManyElements, objects, len(b))
+	}
 	var traces [][]*jsonSpan
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&traces); err != nil {

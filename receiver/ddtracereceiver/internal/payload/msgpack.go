@@ -67,6 +67,8 @@ type reader struct {
 	kvs   slab[KV]
 	kfs   slab[KF]
 	spans slab[Span]
+	// budget is what is left of the bytes of structures the body may decode to (charge).
+	budget int
 }
 
 // sub returns the substring of src that raw (a subslice of the body just before rest) covers.
@@ -307,6 +309,9 @@ func (r *reader) readKVs(b []byte) ([]KV, []byte, error) {
 	if err != nil || n == 0 {
 		return nil, b, err
 	}
+	if err := r.charge(n, sizeKV); err != nil {
+		return nil, b, err
+	}
 	kvs := r.kvSlice(n)
 	for i := range kvs {
 		if kvs[i].Key, b, err = r.readString(b); err != nil {
@@ -327,6 +332,9 @@ func DecodeTracesMsgpack(b []byte) (Payload, error) {
 	if err != nil {
 		return Payload{}, err
 	}
+	if err := r.charge(n, sizeChunk); err != nil {
+		return Payload{}, err
+	}
 	p := Payload{Chunks: make([]Chunk, n), arena: r}
 	for i := range p.Chunks {
 		p.Chunks[i].Priority = PriorityNone
@@ -342,6 +350,9 @@ func DecodeTracesMsgpack(b []byte) (Payload, error) {
 func (r *reader) readSpans(b []byte) ([]Span, []byte, error) {
 	n, b, err := arrayHeader(b)
 	if err != nil || n == 0 {
+		return nil, b, err
+	}
+	if err := r.charge(n, sizeSpan); err != nil {
 		return nil, b, err
 	}
 	spans, kept := r.spanSlice(n), 0
@@ -429,6 +440,9 @@ func (r *reader) readMetrics(b []byte) ([]KF, []byte, error) {
 	if err != nil || n == 0 {
 		return nil, b, err
 	}
+	if err := r.charge(n, sizeKF); err != nil {
+		return nil, b, err
+	}
 	kfs := r.kfSlice(n)
 	for i := range kfs {
 		if kfs[i].Key, b, err = r.readString(b); err != nil {
@@ -444,6 +458,9 @@ func (r *reader) readMetrics(b []byte) ([]KF, []byte, error) {
 func (r *reader) readMetaStruct(b []byte) ([]KB, []byte, error) {
 	n, b, err := mapHeader(b)
 	if err != nil || n == 0 {
+		return nil, b, err
+	}
+	if err := r.charge(n, sizeKB); err != nil {
 		return nil, b, err
 	}
 	kbs := make([]KB, n)
@@ -491,6 +508,9 @@ func readMap(b []byte, field func(key string, b []byte) ([]byte, error)) ([]byte
 func (r *reader) readLinks(b []byte) ([]Link, []byte, error) {
 	var links []Link
 	b, err := readArray(b, func(b []byte) ([]byte, error) {
+		if err := r.charge(1, sizeLink); err != nil {
+			return b, err
+		}
 		var l Link
 		b, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
 			switch key {
@@ -523,6 +543,9 @@ func (r *reader) readLinks(b []byte) ([]Link, []byte, error) {
 func (r *reader) readEvents(b []byte) ([]Event, []byte, error) {
 	var events []Event
 	b, err := readArray(b, func(b []byte) ([]byte, error) {
+		if err := r.charge(1, sizeEvent); err != nil {
+			return b, err
+		}
 		var e Event
 		b, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
 			switch key {
@@ -534,6 +557,9 @@ func (r *reader) readEvents(b []byte) ([]Event, []byte, error) {
 				rest, err = readMap(b, func(key string, b []byte) ([]byte, error) {
 					if msgp.IsNil(b) { // a nil value carries nothing, as in the agent
 						return b[1:], nil
+					}
+					if err := r.charge(1, sizeAttr); err != nil {
+						return b, err
 					}
 					a, rest, err := r.readEventValue(b, 0)
 					a.Key = repairKey(key)
@@ -596,6 +622,9 @@ func (r *reader) readEventValue(b []byte, depth int) (EventAttribute, []byte, er
 					return msgp.Skip(b)
 				}
 				return readArray(b, func(b []byte) ([]byte, error) {
+					if err := r.charge(1, sizeAttr); err != nil {
+						return b, err
+					}
 					v, rest, err := r.readEventValue(b, depth+1)
 					a.Array = append(a.Array, v)
 					return rest, err

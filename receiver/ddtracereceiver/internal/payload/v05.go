@@ -23,6 +23,9 @@ func DecodeV05(b []byte) (Payload, error) {
 	if n, b, err = arrayHeader(b); err != nil {
 		return Payload{}, fmt.Errorf("dictionary: %w", err)
 	}
+	if err := r.charge(n, sizeStr); err != nil {
+		return Payload{}, fmt.Errorf("dictionary: %w", err)
+	}
 	dict = make([]string, n)
 	for i := range dict {
 		if dict[i], b, err = r.readString(b); err != nil {
@@ -32,11 +35,17 @@ func DecodeV05(b []byte) (Payload, error) {
 	if n, b, err = arrayHeader(b); err != nil {
 		return Payload{}, fmt.Errorf("traces: %w", err)
 	}
+	if err := r.charge(n, sizeChunk); err != nil {
+		return Payload{}, err
+	}
 	p := Payload{Chunks: make([]Chunk, n), arena: r}
 	for i := range p.Chunks {
 		p.Chunks[i].Priority = PriorityNone
 		var spans int
 		if spans, b, err = arrayHeader(b); err != nil {
+			return Payload{}, fmt.Errorf("trace %d: %w", i, err)
+		}
+		if err := r.charge(spans, sizeSpan); err != nil {
 			return Payload{}, fmt.Errorf("trace %d: %w", i, err)
 		}
 		p.Chunks[i].Spans = r.spanSlice(spans)
@@ -100,6 +109,9 @@ func (r *reader) readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
 		return b, fmt.Errorf("meta: %w", err)
 	}
 	if m > 0 {
+		if err := r.charge(m, sizeKV); err != nil {
+			return b, fmt.Errorf("meta: %w", err)
+		}
 		s.Meta = r.kvSlice(m)
 		for i := range s.Meta {
 			if s.Meta[i].Key, b, err = dictString(b, dict); err != nil {
@@ -114,6 +126,9 @@ func (r *reader) readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
 		return b, fmt.Errorf("metrics: %w", err)
 	}
 	if m > 0 {
+		if err := r.charge(m, sizeKF); err != nil {
+			return b, fmt.Errorf("metrics: %w", err)
+		}
 		s.Metrics = r.kfSlice(m)
 		for i := range s.Metrics {
 			if s.Metrics[i].Key, b, err = dictString(b, dict); err != nil {

@@ -46,6 +46,9 @@ func DecodeV07(b []byte) (Payload, error) {
 func (r *reader) readChunks(b []byte) ([]Chunk, []byte, error) {
 	var chunks []Chunk
 	b, err := readArray(b, func(b []byte) ([]byte, error) {
+		if err := r.charge(1, sizeChunk); err != nil {
+			return b, err
+		}
 		var c Chunk // an absent priority is 0, as in the agent's protobuf TraceChunk
 		b, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
 			switch key {

@@ -20,6 +20,12 @@ const linkFlagsPresent = 1 << 31
 
 // fillLinks writes the span's native links, or those of the _dd.span_links meta JSON when there
 // are none.
+// maxEventAttributes is the attributes kept per span event, the OpenTelemetry SDKs' default
+// limit; the rest are counted in the event's dropped attributes count. Event values nest, so
+// they are not collected like span attributes (attrWriter), and Put's lookup makes each
+// attribute cost a scan of those before it.
+const maxEventAttributes = 128
+
 func fillLinks(links ptrace.SpanLinkSlice, s *payload.Span, metaJSON string) {
 	src := s.Links
 	if len(src) == 0 && metaJSON != "" {
@@ -35,9 +41,11 @@ func fillLinks(links ptrace.SpanLinkSlice, s *payload.Span, metaJSON string) {
 		} else {
 			link.SetFlags(l.Flags)
 		}
+		w := newAttrWriter(link.Attributes(), len(l.Attributes))
 		for _, kv := range l.Attributes {
-			link.Attributes().PutStr(kv.Key, kv.Value)
+			w.putStr(kv.Key, kv.Value)
 		}
+		w.finish()
 	}
 }
 
@@ -119,7 +127,11 @@ func fillEvents(events ptrace.SpanEventSlice, s *payload.Span, metaJSON string) 
 		ev := events.AppendEmpty()
 		ev.SetName(e.Name)
 		ev.SetTimestamp(pcommon.Timestamp(e.TimeUnixNano))
-		for _, a := range e.Attributes {
+		for i, a := range e.Attributes {
+			if i == maxEventAttributes {
+				ev.SetDroppedAttributesCount(uint32(len(e.Attributes) - i)) //nolint:gosec // bounded by the body
+				break
+			}
 			putEventValue(ev.Attributes().PutEmpty(a.Key), a)
 		}
 	}
@@ -161,7 +173,11 @@ func fillEventsJSON(events ptrace.SpanEventSlice, s string) {
 		ev := events.AppendEmpty()
 		ev.SetName(e.Name)
 		ev.SetTimestamp(pcommon.Timestamp(e.TimeUnixNano))
-		for _, k := range slices.Sorted(maps.Keys(e.Attributes)) {
+		for i, k := range slices.Sorted(maps.Keys(e.Attributes)) {
+			if i == maxEventAttributes {
+				ev.SetDroppedAttributesCount(uint32(len(e.Attributes) - i)) //nolint:gosec // bounded by the body
+				break
+			}
 			putJSONValue(ev.Attributes().PutEmpty(k), e.Attributes[k], 0)
 		}
 	}

@@ -245,12 +245,13 @@ func resourceKeyOf(info *spanInfo, s *payload.Span, p *payload.Payload, containe
 }
 
 func fillResource(attrs pcommon.Map, g *group) {
-	attrs.EnsureCapacity(10 + len(g.tags))
+	w := newAttrWriter(attrs, 10+len(g.tags))
 	for _, kv := range g.tags {
 		if kv.Value != "" {
-			attrs.PutStr(otelKey(kv.Key), kv.Value)
+			w.putStr(otelKey(kv.Key), kv.Value)
 		}
 	}
+	w.finish()
 	attrs.PutStr("service.name", g.key.service)
 	putIfSet(attrs, "deployment.environment.name", g.key.env)
 	putIfSet(attrs, "service.version", g.key.version)
@@ -375,14 +376,14 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo,
 	span.SetEndTimestamp(pcommon.Timestamp(s.Start + duration))
 
 	attrs := span.Attributes()
-	attrs.EnsureCapacity(len(s.Meta) + len(s.Metrics) + 4)
+	w := newAttrWriter(attrs, len(s.Meta)+len(s.Metrics)+len(s.MetaStruct)+4)
 	resource := s.Resource
 	if resource == "" {
 		resource = s.Name // the agent's normalizer does the same
 	}
-	attrs.PutStr("dd.span.Resource", resource)
-	attrs.PutStr("datadog.span.id", spanDec)
-	attrs.PutStr("datadog.trace.id", traceDec)
+	w.putStr("dd.span.Resource", resource)
+	w.putStr("datadog.span.id", spanDec)
+	w.putStr("datadog.trace.id", traceDec)
 
 	var linksJSON, eventsJSON string
 	for _, kv := range s.Meta {
@@ -399,28 +400,29 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo,
 		k := otelKey(kv.Key)
 		if isIntKey(k) {
 			if i, err := strconv.ParseInt(kv.Value, 10, 64); err == nil {
-				attrs.PutInt(k, i)
+				w.putInt(k, i)
 				continue
 			}
 		}
-		attrs.PutStr(k, kv.Value)
+		w.putStr(k, kv.Value)
 	}
 	// Metrics come after meta: where both name the same attribute, the metric wins.
 	for _, kf := range s.Metrics {
 		k := otelKey(kf.Key)
 		if isIntKey(k) && kf.Value == float64(int64(kf.Value)) {
-			attrs.PutInt(k, int64(kf.Value))
+			w.putInt(k, int64(kf.Value))
 			continue
 		}
-		attrs.PutDouble(k, kf.Value)
+		w.putDouble(k, kf.Value)
 	}
 	for _, kb := range s.MetaStruct {
-		attrs.PutEmptyBytes("dd.meta_struct." + kb.Key).FromRaw(kb.Value)
+		w.putBytes("dd.meta_struct."+kb.Key, kb.Value)
 	}
 	if info.baseService != "" && info.baseService != s.Service {
 		// The resource carries the base service; keep the integration's own name on the span.
-		attrs.PutStr("service.name", s.Service)
+		w.putStr("service.name", s.Service)
 	}
+	w.finish()
 
 	span.SetKind(spanKind(info.kind, s.Type))
 	if k := span.Kind(); info.peerHost != "" && (k == ptrace.SpanKindClient || k == ptrace.SpanKindProducer || k == ptrace.SpanKindConsumer) {

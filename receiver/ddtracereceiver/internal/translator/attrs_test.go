@@ -1,0 +1,116 @@
+package translator
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
+)
+
+// TestAttrWriterMatchesPut: collected attributes (above manyAttributes) come out exactly as
+// pcommon.Map's Put calls would leave them: order of first appearance, last value and type of a
+// repeated key, every value type.
+func TestAttrWriterMatchesPut(t *testing.T) {
+	for _, n := range []int{3, manyAttributes, manyAttributes + 1, 1000} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			want, got := pcommon.NewMap(), pcommon.NewMap()
+			w := newAttrWriter(got, n)
+			for i := range n {
+				k := fmt.Sprintf("k%d", i%(n/2+1)) // the second half repeats the first half's keys
+				switch i % 4 {
+				case 0:
+					want.PutStr(k, fmt.Sprint("v", i))
+					w.putStr(k, fmt.Sprint("v", i))
+				case 1:
+					want.PutInt(k, int64(-i))
+					w.putInt(k, int64(-i))
+				case 2:
+					want.PutDouble(k, float64(i)+0.5)
+					w.putDouble(k, float64(i)+0.5)
+				case 3:
+					want.PutEmptyBytes(k).FromRaw([]byte{byte(i), 0})
+					w.putBytes(k, []byte{byte(i), 0})
+				}
+			}
+			want.PutStr("", "")
+			w.putStr("", "") // empty key and value survive the encoding
+			w.finish()
+			assert.Equal(t, n > manyAttributes, w.list != nil, "collected only above manyAttributes")
+			require.Equal(t, want.Len(), got.Len())
+			var wantKeys, gotKeys []string
+			for k := range want.All() {
+				wantKeys = append(wantKeys, k)
+			}
+			for k := range got.All() {
+				gotKeys = append(gotKeys, k)
+			}
+			assert.Equal(t, wantKeys, gotKeys, "same order")
+			assert.Equal(t, want.AsRaw(), got.AsRaw())
+		})
+	}
+}
+
+// TestSpanWithHugeMeta: a span with 200,000 tags (a 25 MiB body holds millions) translates with
+// every tag, and in linear time: with Put's lookup it would take 2·10^10 key comparisons, far
+// beyond this package's test timeout. Resource tags and link attributes take the same path.
+func TestSpanWithHugeMeta(t *testing.T) {
+	const n = 200_000
+	meta := make([]payload.KV, 0, n+1)
+	for i := range n {
+		meta = append(meta, payload.KV{Key: "tag." + strconv.Itoa(i), Value: strconv.Itoa(i)})
+	}
+	meta = append(meta, payload.KV{Key: "tag.7", Value: "last wins"})
+	links := []payload.Link{{TraceID: 1, SpanID: 2, Attributes: meta}}
+	s := payload.Span{Service: "svc", Name: "op", TraceID: 1, SpanID: 2, Meta: meta, Links: links}
+	p := payload.Payload{Tags: meta, Chunks: []payload.Chunk{{Priority: 1, Spans: []payload.Span{s}}}}
+	res := New(Options{}).ToTraces([]payload.Payload{p}, Headers{})
+	require.Equal(t, 1, res.Spans)
+	span := spansOf(res)[0]
+	assert.Equal(t, n+4, span.Attributes().Len(), "every tag plus resource, span id, trace id and sampling.priority")
+	v, _ := span.Attributes().Get("tag.7")
+	assert.Equal(t, "last wins", v.Str())
+	v, _ = span.Attributes().Get("tag.199999")
+	assert.Equal(t, "199999", v.Str())
+	assert.Equal(t, n, span.Links().At(0).Attributes().Len())
+	resAttrs := res.Traces.ResourceSpans().At(0).Resource().Attributes()
+	v, _ = resAttrs.Get("tag.7")
+	assert.Equal(t, "last wins", v.Str())
+}
+
+// TestEventAttributesAreBounded: span events keep maxEventAttributes attributes and count the rest
+// as dropped, the OpenTelemetry SDKs' default limit.
+func TestEventAttributesAreBounded(t *testing.T) {
+	var attrs []payload.EventAttribute
+	for i := range maxEventAttributes + 10 {
+		attrs = append(attrs, payload.EventAttribute{Key: "a" + strconv.Itoa(i), Type: payload.AttributeString, Str: "x"})
+	}
+	s := payload.Span{Service: "svc", Name: "op", TraceID: 1, SpanID: 2, Events: []payload.Event{{Name: "e", Attributes: attrs}}}
+	res := New(Options{}).ToTraces(one(s), Headers{})
+	ev := spansOf(res)[0].Events().At(0)
+	assert.Equal(t, maxEventAttributes, ev.Attributes().Len())
+	assert.Equal(t, uint32(10), ev.DroppedAttributesCount())
+}
+
+// BenchmarkManyAttributes: the cost per attribute stays flat as a span's tag count grows.
+func BenchmarkManyAttributes(b *testing.B) {
+	for _, n := range []int{16, manyAttributes, 128, 1000, 10_000, 100_000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			meta := make([]payload.KV, n)
+			for i := range meta {
+				meta[i] = payload.KV{Key: "tag." + strconv.Itoa(i), Value: "v"}
+			}
+			tr := New(Options{})
+			p := one(payload.Span{Service: "svc", Name: "op", TraceID: 1, SpanID: 2, Meta: meta})
+			b.ReportAllocs()
+			for b.Loop() {
+				tr.ToTraces(p, Headers{})
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/attribute")
+		})
+	}
+}
