@@ -94,6 +94,25 @@ func (r *reader) charge(n int, size uintptr) error {
 	return nil
 }
 
+// chargeArray charges the elements an array header at b claims (nil: none), without consuming it,
+// so the caller can allocate them at once.
+func (r *reader) chargeArray(b []byte, size uintptr) (int, error) {
+	n, _, err := arrayHeader(b)
+	if err != nil {
+		return 0, err
+	}
+	return n, r.charge(n, size)
+}
+
+// chargeMap is chargeArray for a map header.
+func (r *reader) chargeMap(b []byte, size uintptr) (int, error) {
+	n, _, err := mapHeader(b)
+	if err != nil {
+		return 0, err
+	}
+	return n, r.charge(n, size)
+}
+
 var (
 	sizeKV    = unsafe.Sizeof(KV{})
 	sizeKF    = unsafe.Sizeof(KF{})

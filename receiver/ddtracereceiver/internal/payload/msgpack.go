@@ -506,11 +506,12 @@ func readMap(b []byte, field func(key string, b []byte) ([]byte, error)) ([]byte
 }
 
 func (r *reader) readLinks(b []byte) ([]Link, []byte, error) {
-	var links []Link
-	b, err := readArray(b, func(b []byte) ([]byte, error) {
-		if err := r.charge(1, sizeLink); err != nil {
-			return b, err
-		}
+	n, err := r.chargeArray(b, sizeLink)
+	if err != nil {
+		return nil, b, fmt.Errorf("span_links: %w", err)
+	}
+	links := make([]Link, 0, n)
+	b, err = readArray(b, func(b []byte) ([]byte, error) {
 		var l Link
 		b, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
 			switch key {
@@ -541,11 +542,12 @@ func (r *reader) readLinks(b []byte) ([]Link, []byte, error) {
 }
 
 func (r *reader) readEvents(b []byte) ([]Event, []byte, error) {
-	var events []Event
-	b, err := readArray(b, func(b []byte) ([]byte, error) {
-		if err := r.charge(1, sizeEvent); err != nil {
-			return b, err
-		}
+	n, err := r.chargeArray(b, sizeEvent)
+	if err != nil {
+		return nil, b, fmt.Errorf("span_events: %w", err)
+	}
+	events := make([]Event, 0, n)
+	b, err = readArray(b, func(b []byte) ([]byte, error) {
 		var e Event
 		b, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
 			switch key {
@@ -554,12 +556,14 @@ func (r *reader) readEvents(b []byte) ([]Event, []byte, error) {
 			case "time_unix_nano":
 				e.TimeUnixNano, rest, err = readUint64(b)
 			case "attributes":
+				var n int
+				if n, err = r.chargeMap(b, sizeAttr); err != nil {
+					return b, err
+				}
+				e.Attributes = make([]EventAttribute, 0, n)
 				rest, err = readMap(b, func(key string, b []byte) ([]byte, error) {
 					if msgp.IsNil(b) { // a nil value carries nothing, as in the agent
 						return b[1:], nil
-					}
-					if err := r.charge(1, sizeAttr); err != nil {
-						return b, err
 					}
 					a, rest, err := r.readEventValue(b, 0)
 					a.Key = repairKey(key)
@@ -621,10 +625,12 @@ func (r *reader) readEventValue(b []byte, depth int) (EventAttribute, []byte, er
 				if key != "values" {
 					return msgp.Skip(b)
 				}
+				n, err := r.chargeArray(b, sizeAttr)
+				if err != nil {
+					return b, err
+				}
+				a.Array = make([]EventAttribute, 0, n)
 				return readArray(b, func(b []byte) ([]byte, error) {
-					if err := r.charge(1, sizeAttr); err != nil {
-						return b, err
-					}
 					v, rest, err := r.readEventValue(b, depth+1)
 					a.Array = append(a.Array, v)
 					return rest, err

@@ -44,11 +44,12 @@ func DecodeV07(b []byte) (Payload, error) {
 }
 
 func (r *reader) readChunks(b []byte) ([]Chunk, []byte, error) {
-	var chunks []Chunk
-	b, err := readArray(b, func(b []byte) ([]byte, error) {
-		if err := r.charge(1, sizeChunk); err != nil {
-			return b, err
-		}
+	n, err := r.chargeArray(b, sizeChunk)
+	if err != nil {
+		return nil, b, fmt.Errorf("chunks: %w", err)
+	}
+	chunks := make([]Chunk, 0, n)
+	b, err = readArray(b, func(b []byte) ([]byte, error) {
 		var c Chunk // an absent priority is 0, as in the agent's protobuf TraceChunk
 		b, err := readMap(b, func(key string, b []byte) (rest []byte, err error) {
 			switch key {
