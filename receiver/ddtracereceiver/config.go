@@ -67,7 +67,7 @@ const (
 // Validate checks every limit.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if cfg.MaxRequestBodySize < 0 || cfg.MaxRequestBodySize > maxBodyLimit {
+	if cfg.MaxRequestBodySize < 1 || cfg.MaxRequestBodySize > maxBodyLimit {
 		errs = append(errs, fmt.Errorf("max_request_body_size must be between 1 and %d bytes, got %d", maxBodyLimit, cfg.MaxRequestBodySize))
 	}
 	if cfg.MaxConcurrentRequests < 1 || cfg.MaxConcurrentRequests > maxConcurrentLimit {

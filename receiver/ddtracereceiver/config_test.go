@@ -70,6 +70,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"body too large", func(c *Config) { c.MaxRequestBodySize = 2 << 30 }, "max_request_body_size must be between 1 and 1073741824 bytes, got 2147483648"},
 		{"negative body", func(c *Config) { c.MaxRequestBodySize = -1 }, "max_request_body_size must be between 1 and 1073741824 bytes, got -1"},
+		{"zero body (confighttp would silently use its own 20 MiB)", func(c *Config) { c.MaxRequestBodySize = 0 }, "max_request_body_size must be between 1 and 1073741824 bytes, got 0"},
 		{"no concurrency", func(c *Config) { c.MaxConcurrentRequests = 0 }, "max_concurrent_requests must be between 1 and 100000, got 0"},
 		{"negative queue timeout", func(c *Config) { c.QueueTimeout = -time.Second }, "queue_timeout must not be negative, got -1s"},
 		{"refusal wait negative", func(c *Config) { c.RefusalWait = -time.Second }, "refusal_wait must be between 0 and 1m0s, got -1s"},

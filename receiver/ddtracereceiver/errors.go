@@ -18,6 +18,14 @@ var (
 	errMethodNotAllow = errors.New("method not allowed")
 )
 
+// readError wraps a failure to read the request body: the client's or the connection's doing
+// (too large, too slow, cut off, a broken Content-Encoding), never the pipeline's. Only these get
+// the read statuses: a pipeline error that happens to wrap io.EOF or a deadline is a refusal.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return "reading body: " + e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
 // decodeError wraps a payload that could not be decoded.
 type decodeError struct{ err error }
 
@@ -41,11 +49,13 @@ type reply struct {
 func statusFor(err error, realStatus bool, refusalStatus int) reply {
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
+	var readErr *readError
 	var decErr *decodeError
+	read, decoded := errors.As(err, &readErr), errors.As(err, &decErr)
 	switch {
-	case errors.As(err, &tooLarge):
+	case read && errors.As(err, &tooLarge):
 		return reply{status: http.StatusRequestEntityTooLarge, body: "payload-too-large"}
-	case errors.As(err, &netErr) && netErr.Timeout():
+	case read && errors.As(err, &netErr) && netErr.Timeout():
 		return reply{status: http.StatusRequestTimeout, body: "timeout"}
 	case errors.Is(err, errUnsupportedMT):
 		return reply{status: http.StatusUnsupportedMediaType, body: err.Error()}
@@ -53,9 +63,9 @@ func statusFor(err error, realStatus bool, refusalStatus int) reply {
 		return reply{status: http.StatusForbidden, body: err.Error()}
 	case errors.Is(err, errMethodNotAllow):
 		return reply{status: http.StatusMethodNotAllowed, body: err.Error()}
-	case errors.Is(err, errEmptyBody), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case errors.Is(err, errEmptyBody), (read || decoded) && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)):
 		return reply{status: http.StatusBadRequest, body: "unexpected-eof"}
-	case errors.As(err, &decErr):
+	case read, decoded: // e.g. a gzip checksum error, a connection reset, bad msgpack
 		return reply{status: http.StatusBadRequest, body: err.Error()}
 	case consumererror.IsPermanent(err):
 		return reply{status: http.StatusBadRequest, body: err.Error()}

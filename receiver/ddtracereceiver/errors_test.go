@@ -1,6 +1,7 @@
 package ddtracereceiver
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,9 +33,16 @@ func TestStatusFor(t *testing.T) {
 		refusal    int
 		want       reply
 	}{
-		{"body too large", fmt.Errorf("read: %w", &http.MaxBytesError{Limit: 10}), false, 200, reply{status: 413, body: "payload-too-large"}},
-		{"read timeout", &net.OpError{Op: "read", Err: timeoutErr{}}, false, 200, reply{status: 408, body: "timeout"}},
-		{"deadline exceeded is a timeout", os.ErrDeadlineExceeded, false, 200, reply{status: 408, body: "timeout"}},
+		{"body too large", &readError{fmt.Errorf("read: %w", &http.MaxBytesError{Limit: 10})}, false, 200, reply{status: 413, body: "payload-too-large"}},
+		{"read timeout", &readError{&net.OpError{Op: "read", Err: timeoutErr{}}}, false, 200, reply{status: 408, body: "timeout"}},
+		{"read deadline exceeded is a timeout", &readError{os.ErrDeadlineExceeded}, false, 200, reply{status: 408, body: "timeout"}},
+		{"body cut off", &readError{io.ErrUnexpectedEOF}, false, 200, reply{status: 400, body: "unexpected-eof"}},
+		{"broken gzip", &readError{gzip.ErrChecksum}, false, 200, reply{status: 400, body: "reading body: gzip: invalid checksum"}},
+		{"connection reset", &readError{syscall.ECONNRESET}, true, 200, reply{status: 400, body: "reading body: connection reset by peer"}},
+		{"pipeline timeout is a refusal", fmt.Errorf("export: %w", os.ErrDeadlineExceeded), true, 200,
+			reply{status: 429, body: "export: " + os.ErrDeadlineExceeded.Error(), refused: true}},
+		{"pipeline EOF is a refusal", fmt.Errorf("Post http://es:9200/_bulk: %w", io.EOF), false, 200,
+			reply{status: 200, body: "Post http://es:9200/_bulk: EOF", refused: true}},
 		{"empty body", errEmptyBody, false, 200, reply{status: 400, body: "unexpected-eof"}},
 		{"truncated", &decodeError{io.ErrUnexpectedEOF}, false, 200, reply{status: 400, body: "unexpected-eof"}},
 		{"bad msgpack", &decodeError{errors.New("msgp: attempted to decode type \"int\" with method for \"map\"")}, false, 200,

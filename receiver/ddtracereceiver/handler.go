@@ -205,23 +205,23 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 
 	// A bounded number of requests is read and decoded at once, so memory stays bounded whatever
 	// the number of connections; the rest wait up to queue_timeout, then are refused.
-	timer := time.NewTimer(r.cfg.QueueTimeout)
-	select {
-	case r.slots <- struct{}{}:
-		timer.Stop()
-		defer func() { <-r.slots }()
-	case <-timer.C:
+	if !r.acquireSlot(ctx) {
 		drain(req.Body)
+		if ctx.Err() != nil {
+			return fail(0, ctx.Err())
+		}
+		// Not decoded, so its spans are unknown; the tracer's trace count goes into the log.
+		if n := req.Header.Get("X-Datadog-Trace-Count"); n != "" {
+			return fail(0, fmt.Errorf("%w (X-Datadog-Trace-Count: %s)", errQueueTimeout, n))
+		}
 		return fail(0, errQueueTimeout)
-	case <-ctx.Done():
-		timer.Stop()
-		return fail(0, ctx.Err())
 	}
+	defer func() { <-r.slots }()
 
 	buf := r.getBuffer(req.ContentLength)
 	defer r.putBuffer(buf)
 	if _, err := buf.ReadFrom(req.Body); err != nil {
-		return fail(0, err)
+		return fail(0, &readError{err})
 	}
 	_ = req.Body.Close()
 	r.telemetry.ReceiverDdtraceRequestSize.Record(ctx, int64(buf.Len()), metric.WithAttributes(attribute.String("endpoint", ep.name)))
@@ -232,20 +232,46 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 	if err != nil {
 		return fail(0, &decodeError{err})
 	}
-	res := r.translator.ToTraces(payloads, headersOf(req))
-	for i := range payloads {
-		payloads[i].Release() // the traces hold none of the payloads' memory, only their strings
-	}
+	// The traces hold none of the payloads' memory, only their strings; the payloads are kept
+	// until the pipeline took the traces, for a re-offer (consumeWaiting).
+	defer func() {
+		for i := range payloads {
+			payloads[i].Release()
+		}
+	}()
+	h := headersOf(req)
+	res := r.translator.ToTraces(payloads, h)
 	r.countDropped(ctx, ep, res.Dropped)
 	if res.Spans == 0 {
 		return 0, nil
 	}
-	return r.consume(ctx, res.Traces, res.Spans, fail)
+	retranslate := func() ptrace.Traces { return r.translator.ToTraces(payloads, h).Traces }
+	return r.consume(ctx, res.Traces, res.Spans, retranslate, fail)
 }
 
-func (r *ddReceiver) consume(ctx context.Context, td ptrace.Traces, spans int, fail func(int, error) (int, *reply)) (int, *reply) {
+// acquireSlot takes a decoder slot, waiting up to queue_timeout (a free slot is taken at once,
+// also with queue_timeout 0). false: none came in time, or the client went away.
+func (r *ddReceiver) acquireSlot(ctx context.Context) bool {
+	select {
+	case r.slots <- struct{}{}:
+		return true
+	default:
+	}
+	timer := time.NewTimer(r.cfg.QueueTimeout)
+	defer timer.Stop()
+	select {
+	case r.slots <- struct{}{}:
+		return true
+	case <-timer.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (r *ddReceiver) consume(ctx context.Context, td ptrace.Traces, spans int, again func() ptrace.Traces, fail func(int, error) (int, *reply)) (int, *reply) {
 	ctx = r.obsrep.StartTracesOp(ctx)
-	err := r.consumeWaiting(ctx, td)
+	err := r.consumeWaiting(ctx, td, again)
 	r.obsrep.EndTracesOp(ctx, metadata.Type.String(), spans, err)
 	if err != nil {
 		return fail(spans, err)
@@ -262,8 +288,11 @@ const (
 
 // consumeWaiting hands td to the pipeline and, while the pipeline refuses it with a retryable
 // error, offers it again until refusal_wait has passed (or the client went away). Permanent
-// errors are returned at once.
-func (r *ddReceiver) consumeWaiting(ctx context.Context, td ptrace.Traces) error {
+// errors are returned at once. Each re-offer is a fresh translation (again): a processor before
+// the one that refused may have changed td in place, and must not see its own change twice.
+// A pipeline fanned out to several exporters may have taken td in one of them before another
+// refused it: the re-offer then duplicates it there, as a tracer's own retry would.
+func (r *ddReceiver) consumeWaiting(ctx context.Context, td ptrace.Traces, again func() ptrace.Traces) error {
 	deadline := time.Now().Add(r.cfg.RefusalWait)
 	backoff := firstRefusalBackoff
 	for {
@@ -280,6 +309,7 @@ func (r *ddReceiver) consumeWaiting(ctx context.Context, td ptrace.Traces) error
 		case <-t.C:
 		}
 		backoff = min(2*backoff, maxRefusalBackoff)
+		td = again()
 	}
 }
 

@@ -250,6 +250,60 @@ func TestRefusalWait(t *testing.T) {
 	}
 }
 
+// mutatingThenRefusing changes every span it is given in place, as a processor in front of a
+// full buffer may, and refuses the first `refusals` offers.
+type mutatingThenRefusing struct {
+	consumertest.TracesSink
+	refusals int
+	calls    int
+}
+
+func (c *mutatingThenRefusing) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	c.calls++
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		for _, ss := range rss.At(i).ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
+				span.SetName(span.Name() + "+")
+			}
+		}
+	}
+	if c.calls <= c.refusals {
+		return errors.New("sending queue is full")
+	}
+	return c.TracesSink.ConsumeTraces(ctx, td)
+}
+
+// TestReofferIsAFreshTranslation: a payload offered again after a refusal is translated again, so
+// what a processor changed in place before the refusal is not changed twice.
+func TestReofferIsAFreshTranslation(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	next := &mutatingThenRefusing{refusals: 2}
+	r := newTestReceiver(t, cfg, nil)
+	r.next = next
+	rec := serve(t, r, "PUT", "/v0.4/traces", v04Body("m", 1, 2), nil)
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	require.Equal(t, 3, next.calls)
+	require.Equal(t, 2, next.SpanCount())
+	span := next.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	assert.Equal(t, "op+", span.Name(), "changed once, by the offer that was taken")
+}
+
+// TestQueueTimeoutZeroTakesAFreeSlot: queue_timeout 0 means "do not wait", not "refuse": a request
+// that finds a free slot is served.
+func TestQueueTimeoutZeroTakesAFreeSlot(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.QueueTimeout, cfg.MaxConcurrentRequests = 0, 1
+	sink := new(consumertest.TracesSink)
+	r := newTestReceiver(t, cfg, nil)
+	r.next = sink
+	for i := range 50 {
+		rec := serve(t, r, "PUT", "/v0.4/traces", v04Body("q", uint64(i+1), 1), map[string]string{"Datadog-Send-Real-Http-Status": "true"})
+		require.Equal(t, 200, rec.Code, "request %d: %s", i, rec.Body.String())
+	}
+	assert.Equal(t, 50, sink.SpanCount())
+}
+
 // TestOverload is test vector 13: with every decoding slot busy past queue_timeout the request
 // is refused (200 with the rate body, or 429 on request) and no span is emitted for it.
 func TestOverload(t *testing.T) {
