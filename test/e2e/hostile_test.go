@@ -69,6 +69,8 @@ type hostileRequest struct {
 	stock500 string
 	// serial: run alone (it costs hundreds of MiB while it is decoded).
 	serial bool
+	// mustAccept: only a 2xx is correct (valid data that a naive receiver would choke on).
+	mustAccept bool
 }
 
 // hostileResult is what the client saw.
@@ -151,6 +153,16 @@ func validJaeger(t *testing.T, service, name string) []byte {
 func validDDv04(service, name string) []byte {
 	return tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{Service: service, Name: name, Resource: name,
 		TraceID: 1, SpanID: 2, Start: time.Now().UnixNano(), Duration: 1000, Meta: map[string]string{"k": name}}}})
+}
+
+// ddSpanWithTags is a v0.4 payload of one span with n distinct meta tags.
+func ddSpanWithTags(n int) []byte {
+	meta := make(map[string]string, n)
+	for i := range n {
+		meta[fmt.Sprintf("t%07d", i)] = "v"
+	}
+	return tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{Service: "hostile-tags", Name: "op", Resource: "op",
+		TraceID: 3, SpanID: 4, Start: time.Now().UnixNano(), Duration: 1000, Meta: meta}}})
 }
 
 // nestedOTLP is an OTLP protobuf request whose one resource attribute is an array value nested
@@ -302,6 +314,17 @@ func hostileRequests(t *testing.T, g *gateway) []hostileRequest {
 		body: nestedOTLP(850_000), okAccepted: true, serial: true})
 	add(hostileRequest{name: "otlp-http/proto-anyvalue-nested-1.6M", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctProto,
 		body: nestedOTLP(1_600_000), serial: true})
+
+	// One-byte elements that decode to hundreds of bytes each: 8 Mi empty span maps (~2 GB as
+	// spans) must be refused before they are allocated.
+	n := 8 << 20
+	add(hostileRequest{name: "ddtrace-v0.4/8Mi-empty-spans", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
+		body: append([]byte{0x91, 0xdd, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, bytes.Repeat([]byte{0x80}, n)...)})
+	// A valid span with 500,000 distinct tags: pdata's Put looks each key up first, so building
+	// it tag by tag takes 1.25·10^11 comparisons (minutes, past the client's 90 s timeout); tracegate
+	// must accept it in linear time.
+	add(hostileRequest{name: "ddtrace-v0.4/span-with-500k-tags", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
+		body: ddSpanWithTags(500_000), okAccepted: true, mustAccept: true, serial: true})
 
 	// Invalid UTF-8 in names, services and attributes: repairing (2xx) and refusing (4xx) are both
 	// clear answers; the pipeline must not get stuck on what it accepted.
@@ -572,6 +595,8 @@ func checkHostileResults(t *testing.T, g *gateway, reqs []hostileRequest, result
 	for i, r := range reqs {
 		res := results[i]
 		switch {
+		case r.mustAccept && res.status/100 != 2:
+			t.Errorf("%-40s %d %.200s %v: want 2xx (valid data)", r.name, res.status, res.msg, res.err)
 		case r.stock500 != "" && res.status == http.StatusInternalServerError && strings.Contains(res.msg, r.stock500):
 			t.Logf("%-40s %d %.100s (known stock behaviour)", r.name, res.status, res.msg)
 		case res.err != nil:
