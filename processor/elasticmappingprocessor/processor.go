@@ -67,10 +67,12 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	return td, nil
 }
 
-// addDuration writes span.duration.us, as Elastic APM's ECS documents carry it.
+// addDuration writes span.duration.us, as Elastic APM's ECS documents carry it. A span without
+// both timestamps, or ending before it starts, gets none: a duration from a missing start would
+// be decades, and would skew every aggregation over the field.
 func addDuration(span ptrace.Span) {
-	if end, start := span.EndTimestamp(), span.StartTimestamp(); end >= start {
-		span.Attributes().PutInt("span.duration.us", int64(end-start)/1000)
+	if end, start := span.EndTimestamp(), span.StartTimestamp(); start != 0 && end != 0 && end >= start {
+		span.Attributes().PutInt("span.duration.us", int64(uint64(end-start)/1000)) //nolint:gosec // < 2^54 after the division
 	}
 }
 

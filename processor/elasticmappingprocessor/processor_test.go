@@ -57,6 +57,37 @@ func newTestProcessor(t *testing.T, cfg *Config, next consumer.Traces) consumer.
 	return p
 }
 
+// TestDurationOnlyFromBothTimestamps: span.duration.us comes from a start and an end, never from a
+// missing start (decades) or an end before the start; a span over 2^63 ns stays positive.
+func TestDurationOnlyFromBothTimestamps(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		start, end pcommon.Timestamp
+		want       int64 // -1: no field
+	}{
+		{"2.5 ms", 1_000_000_000, 1_002_500_000, 2500},
+		{"zero length", 5, 5, 0},
+		{"no start", 0, 1_700_000_000_000_000_000, -1},
+		{"no end", 1_700_000_000_000_000_000, 0, -1},
+		{"end before start", 2_000, 1_000, -1},
+		{"longer than 2^63 ns", 1, 1<<63 + 1001, (1<<63 + 1000) / 1000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			span := ptrace.NewSpan()
+			span.SetStartTimestamp(tt.start)
+			span.SetEndTimestamp(tt.end)
+			addDuration(span)
+			v, ok := span.Attributes().Get("span.duration.us")
+			if tt.want < 0 {
+				assert.False(t, ok, "a duration was written")
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tt.want, v.Int())
+		})
+	}
+}
+
 func TestProcessTraces(t *testing.T) {
 	for _, tt := range []struct {
 		name         string
