@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // repeat returns n copies of b.
@@ -85,4 +86,37 @@ func TestBudgetFitsRealPayloads(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, p.Chunks[0].Spans, spans)
 	p.Release()
+}
+
+// emptySpansAgentPayload is an AgentPayload with one tracer payload of one chunk of n empty spans
+// (two bytes each on the wire).
+func emptySpansAgentPayload(n int) []byte {
+	chunk := bytes.Repeat(protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), nil), n)
+	tracer := protowire.AppendBytes(protowire.AppendTag(nil, 6, protowire.BytesType), chunk)
+	return protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), tracer)
+}
+
+// TestAgentPayloadIsBounded: /api/v0.2 bodies are walked before the agent's protobuf decoder
+// allocates them; payloads in the indexed format, which would be decoded and then ignored, are
+// refused with a clear error.
+func TestAgentPayloadIsBounded(t *testing.T) {
+	body := emptySpansAgentPayload(2 << 20)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := DecodeAgentPayload(body)
+	runtime.ReadMemStats(&after)
+	require.ErrorIs(t, err, ErrTooManyElements)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(len(body)), "refused before decoding")
+
+	ps, err := DecodeAgentPayload(emptySpansAgentPayload(100))
+	require.NoError(t, err, "a small payload passes")
+	require.Len(t, ps, 1)
+	assert.Len(t, ps[0].Chunks[0].Spans, 100)
+
+	_, err = DecodeAgentPayload(protowire.AppendBytes(protowire.AppendTag(nil, idxTracerPayloads, protowire.BytesType), []byte{}))
+	require.ErrorIs(t, err, errUnsupportedFormat)
+
+	_, err = DecodeAgentPayload([]byte{0x2a, 0xff, 0xff, 0xff, 0xff, 0x07}) // length past the end
+	require.Error(t, err)
 }

@@ -75,3 +75,43 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeAgentPayload: /api/v0.2 bodies (protobuf). The pre-scan (checkAgentPayload) must
+// never let through what the agent's decoder then fails on differently than by an error, and an
+// accepted body must convert to the same spans as the agent's decoding alone.
+func FuzzDecodeAgentPayload(f *testing.F) {
+	f.Add(emptySpansAgentPayload(3))
+	f.Add(agentPayloadWithSpan())
+	f.Add([]byte{0x2a, 0xff, 0xff, 0xff, 0xff, 0x07})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ours, err := DecodeAgentPayload(b)
+		if err != nil {
+			return
+		}
+		var ap pb.AgentPayload
+		require.NoError(t, ap.UnmarshalVT(b), "the pre-scan passed what the decoder refuses")
+		n := 0
+		for _, tp := range ap.TracerPayloads {
+			if tp != nil {
+				n++
+			}
+		}
+		require.Len(t, ours, n)
+	})
+}
+
+// agentPayloadWithSpan is an AgentPayload with one span carrying meta, metrics, a link and an event.
+func agentPayloadWithSpan() []byte {
+	ap := &pb.AgentPayload{HostName: "h", Env: "e", TracerPayloads: []*pb.TracerPayload{{
+		LanguageName: "go", Chunks: []*pb.TraceChunk{{Priority: 1, Spans: []*pb.Span{{
+			Service: "svc", Name: "op", TraceID: 1, SpanID: 2, Meta: map[string]string{"k": "v"}, Metrics: map[string]float64{"m": 1},
+			SpanLinks:  []*pb.SpanLink{{TraceID: 3, SpanID: 4, Attributes: map[string]string{"a": "b"}}},
+			SpanEvents: []*pb.SpanEvent{{Name: "ev", Attributes: map[string]*pb.AttributeAnyValue{"x": {Type: pb.AttributeAnyValue_ARRAY_VALUE, ArrayValue: &pb.AttributeArray{Values: []*pb.AttributeArrayValue{{StringValue: "s"}}}}}}},
+		}}}},
+	}}}
+	b, err := ap.MarshalVT()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -11,6 +11,9 @@ import (
 // /api/v0.2/traces. Each tracer payload in it becomes one Payload; the agent's env and hostname
 // fill in where a tracer payload has none.
 func DecodeAgentPayload(b []byte) ([]Payload, error) {
+	if err := checkAgentPayload(b); err != nil {
+		return nil, err
+	}
 	var ap pb.AgentPayload
 	if err := ap.UnmarshalVT(b); err != nil {
 		return nil, err
