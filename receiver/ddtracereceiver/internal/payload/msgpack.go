@@ -11,9 +11,10 @@ import (
 	"github.com/tinylib/msgp/msgp"
 )
 
-// ErrTooManyElements is returned when an array or map header claims more elements than the
-// remaining bytes could hold (every element takes at least one byte): the input lies about its size.
-var ErrTooManyElements = errors.New("msgpack header claims more elements than the payload holds")
+// ErrTooManyElements is returned when a header claims more elements than the remaining bytes
+// could hold (every element takes at least one byte), or when the elements would take more memory
+// than the payload's size allows (maxStructBytesPerBodyByte).
+var ErrTooManyElements = errors.New("too many elements for the payload's size")
 
 // arrayHeader reads an array header (nil counts as empty) and checks it against the bytes left.
 func arrayHeader(b []byte) (int, []byte, error) {
