@@ -45,6 +45,7 @@ type gateway struct {
 	bufferDir string // TRACEGATE_BUFFER_DIR
 	// jaegerGRPC is the Jaeger gRPC receiver's address (tracesend has no Jaeger gRPC sender).
 	jaegerGRPC string
+	listeners  collectorproc.Listeners // every address the overlay moved
 	opts       collectorproc.Options
 	binary     string
 	// earlierLogs keeps the log of processes that were restarted.
@@ -117,7 +118,7 @@ func (g *gateway) choosePorts(o gatewayOptions) (collectorproc.Options, error) {
 	g.endpoints = tracesend.Endpoints{
 		OTLPGRPC: l.OTLPGRPC, OTLPHTTP: l.OTLPHTTP, Zipkin: l.Zipkin, JaegerHTTP: l.JaegerThriftHTTP, JaegerCompact: l.JaegerCompact, DDTrace: l.DDTrace,
 	}
-	g.jaegerGRPC = l.JaegerGRPC
+	g.jaegerGRPC, g.listeners = l.JaegerGRPC, l
 	overlayPath := filepath.Join(filepath.Dir(g.bufferDir), "ports.yaml")
 	if err := os.WriteFile(overlayPath, overlay, 0o600); err != nil {
 		return collectorproc.Options{}, err

@@ -103,44 +103,16 @@ func (s *memSampler) Peak() int64 {
 // healthURL is the gateway's health check.
 func (g *gateway) healthURL() string { return g.opts.HealthURL }
 
-// metricsURL is the gateway's Prometheus endpoint, read back from the ports overlay the helper
-// wrote (the last --config).
-func (g *gateway) metricsURL(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(g.opts.Args[len(g.opts.Args)-1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ov struct {
-		Service struct {
-			Telemetry struct {
-				Metrics struct {
-					Readers []struct {
-						Pull struct {
-							Exporter struct {
-								Prometheus struct {
-									Host string `json:"host"`
-									Port int    `json:"port"`
-								} `json:"prometheus"`
-							} `json:"exporter"`
-						} `json:"pull"`
-					} `json:"readers"`
-				} `json:"metrics"`
-			} `json:"telemetry"`
-		} `json:"service"`
-	}
-	if err := json.Unmarshal(b, &ov); err != nil || len(ov.Service.Telemetry.Metrics.Readers) == 0 {
-		t.Fatalf("ports overlay %s: %v", g.opts.Args[len(g.opts.Args)-1], err)
-	}
-	p := ov.Service.Telemetry.Metrics.Readers[0].Pull.Exporter.Prometheus
-	return fmt.Sprintf("http://%s:%d/metrics", p.Host, p.Port)
+// metricsURL is the gateway's Prometheus endpoint.
+func (g *gateway) metricsURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", g.listeners.MetricsPort)
 }
 
 // metricSum adds up every sample of the Prometheus metric name whose labels contain all of
 // labelParts (e.g. `outcome="failed_client"`). 0 when absent.
 func metricSum(t *testing.T, g *gateway, name string, labelParts ...string) float64 {
 	t.Helper()
-	resp, err := http.Get(g.metricsURL(t))
+	resp, err := http.Get(g.metricsURL())
 	if err != nil {
 		t.Logf("metrics: %v", err)
 		return 0
