@@ -38,6 +38,8 @@ func hostileBodies(n int) []struct {
 		{"v0.4 empty span events", DecodeTracesMsgpack, span("span_events")},
 		{"v0.7 empty chunks", DecodeV07, append(newEnc().mapN(1).str("chunks").raw([]byte{0xdd, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}).bytes(), repeat(emptyMap, n)...)},
 		{"json empty spans", DecodeTracesJSON, []byte("[[" + strings.Repeat("{},", n) + "{}]]")},
+		{"json empty traces", DecodeTracesJSON, []byte("[" + strings.Repeat("[],", n) + "[]]")},
+		{"json null spans", DecodeTracesJSON, []byte("[[" + strings.Repeat("null,", n) + "null]]")},
 	}
 }
 
@@ -54,8 +56,10 @@ func TestDecodingMemoryIsBounded(t *testing.T) {
 			p, err := tt.decode(tt.body)
 			runtime.ReadMemStats(&after)
 			p.Release()
-			require.Error(t, err)
-			assert.True(t, errors.Is(err, ErrTooManyElements), "%v", err)
+			if tt.name != "json null spans" { // nulls cost a pointer each: decoded, and cheaply
+				require.Error(t, err)
+				assert.True(t, errors.Is(err, ErrTooManyElements), "%v", err)
+			}
 			allocated := after.TotalAlloc - before.TotalAlloc
 			assert.Less(t, allocated, uint64(maxStructBytesPerBodyByte+4)*uint64(len(tt.body)),
 				"decoding a %d-byte body allocated %d bytes", len(tt.body), allocated)

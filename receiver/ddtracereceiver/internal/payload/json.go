@@ -75,10 +75,10 @@ type jsonLink struct {
 // DecodeTracesJSON decodes a v0.3/v0.4 JSON body, [[span, ...], ...]. Map entries are sorted by
 // key, because JSON objects have no order the decoder keeps.
 func DecodeTracesJSON(b []byte) (Payload, error) {
-	// encoding/json allocates as it decodes, so bound its structures before it starts: no more
-	// objects than '{' bytes, each at most a span in both forms (see maxStructBytesPerBodyByte).
-	if objects := bytes.Count(b, []byte{'{'}); objects*int(unsafe.Sizeof(jsonSpan{})+sizeSpan) > maxStructBytesPerBodyByte*len(b)+structBytesSlack {
-		return Payload{}, fmt.Errorf("%w: %d objects in %d bytes", ErrTooManyElements, objects, len(b))
+	// encoding/json allocates as it decodes, so bound its structures before it starts: each '{'
+	// at most a span in both forms, each '[' at most a chunk and its slice.
+	if !JSONWithinBudget(b, unsafe.Sizeof(jsonSpan{})+sizeSpan, sizeChunk+unsafe.Sizeof([]*jsonSpan{})) {
+		return Payload{}, fmt.Errorf("%w: %d objects and %d arrays in %d bytes", ErrTooManyElements, bytes.Count(b, []byte{'{'}), bytes.Count(b, []byte{'['}), len(b))
 	}
 	var traces [][]*jsonSpan
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -91,7 +91,7 @@ func DecodeTracesJSON(b []byte) (Payload, error) {
 	p := Payload{Chunks: make([]Chunk, len(traces))}
 	for i, t := range traces {
 		p.Chunks[i].Priority = PriorityNone
-		p.Chunks[i].Spans = make([]Span, 0, len(t))
+		p.Chunks[i].Spans = make([]Span, 0, nonNil(t)) // nulls take 5 bytes, not a Span
 		for _, js := range t {
 			if js == nil {
 				continue
@@ -141,4 +141,31 @@ func sortedPairs[V, P any](m map[string]V, pair func(string, V) P) []P {
 		out = append(out, pair(k, m[k]))
 	}
 	return out
+}
+
+func nonNil[T any](s []*T) int {
+	n := 0
+	for _, p := range s {
+		if p != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// JSONWithinBudget reports whether decoding the JSON text b with encoding/json stays within
+// maxStructBytesPerBodyByte times its size, when each object ('{') costs at most objectBytes and
+// each array ('[') arrayBytes: encoding/json allocates as it goes, so the bound is checked first.
+// Braces inside strings are counted too, which only errs on the safe side.
+func JSONWithinBudget[T string | []byte](b T, objectBytes, arrayBytes uintptr) bool {
+	objects, arrays := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{':
+			objects++
+		case '[':
+			arrays++
+		}
+	}
+	return objects*int(objectBytes)+arrays*int(arrayBytes) <= maxStructBytesPerBodyByte*len(b)+structBytesSlack
 }

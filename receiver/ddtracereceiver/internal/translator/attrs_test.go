@@ -3,6 +3,7 @@ package translator
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -113,4 +114,38 @@ func BenchmarkManyAttributes(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/attribute")
 		})
 	}
+}
+
+// TestUnreadableMetaJSONIsKept: _dd.span_links and events meta that cannot be read, or that would
+// decode beyond the bound (tens of bytes of structures per '{'), stay on the span as the
+// attributes they came as, instead of disappearing.
+func TestUnreadableMetaJSONIsKept(t *testing.T) {
+	huge := "[" + strings.Repeat("{},", 100_000) + "{}]"
+	for _, tt := range []struct {
+		name, key, value string
+		links, events    int
+	}{
+		{"broken links", "_dd.span_links", `[{"trace_id":`, 0, 0},
+		{"broken events", "events", `{not json`, 0, 0},
+		{"links beyond the bound", "_dd.span_links", huge, 0, 0},
+		{"events beyond the bound", "events", huge, 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := payload.Span{Service: "svc", Name: "op", TraceID: 1, SpanID: 2, Meta: []payload.KV{{Key: tt.key, Value: tt.value}}}
+			span := spansOf(New(Options{}).ToTraces(one(s), Headers{}))[0]
+			v, ok := span.Attributes().Get(tt.key)
+			require.True(t, ok, "the meta was dropped")
+			assert.Equal(t, tt.value, v.Str())
+			assert.Equal(t, tt.links, span.Links().Len())
+			assert.Equal(t, tt.events, span.Events().Len())
+		})
+	}
+	// Readable meta becomes links and events, not attributes.
+	s := payload.Span{Service: "svc", Name: "op", TraceID: 1, SpanID: 2, Meta: []payload.KV{
+		{Key: "_dd.span_links", Value: `[{"trace_id":"1","span_id":"2"}]`}, {Key: "events", Value: `[{"name":"e","time_unix_nano":1}]`}}}
+	span := spansOf(New(Options{}).ToTraces(one(s), Headers{}))[0]
+	assert.Equal(t, 1, span.Links().Len())
+	assert.Equal(t, 1, span.Events().Len())
+	_, ok := span.Attributes().Get("_dd.span_links")
+	assert.False(t, ok)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -18,18 +19,30 @@ import (
 // W3C trace flag.
 const linkFlagsPresent = 1 << 31
 
-// fillLinks writes the span's native links, or those of the _dd.span_links meta JSON when there
-// are none.
 // maxEventAttributes is the attributes kept per span event, the OpenTelemetry SDKs' default
 // limit; the rest are counted in the event's dropped attributes count. Event values nest, so
 // they are not collected like span attributes (attrWriter), and Put's lookup makes each
 // attribute cost a scan of those before it.
 const maxEventAttributes = 128
 
-func fillLinks(links ptrace.SpanLinkSlice, s *payload.Span, metaJSON string) {
+// What a pdata link and event take beyond their attributes, for the JSON meta decoding bound.
+const (
+	pdataLinkBytes  = 128
+	pdataEventBytes = 96
+)
+
+// fillLinks writes the span's native links, or those of the _dd.span_links meta JSON when there
+// are none.
+//
+// It reports false when the meta JSON could not be read: the caller keeps it as an attribute
+// instead, so nothing the tracer sent disappears.
+func fillLinks(links ptrace.SpanLinkSlice, s *payload.Span, metaJSON string) bool {
 	src := s.Links
 	if len(src) == 0 && metaJSON != "" {
-		src = parseLinksJSON(metaJSON)
+		var ok bool
+		if src, ok = parseLinksJSON(metaJSON); !ok {
+			return false
+		}
 	}
 	for _, l := range src {
 		link := links.AppendEmpty()
@@ -47,6 +60,7 @@ func fillLinks(links ptrace.SpanLinkSlice, s *payload.Span, metaJSON string) {
 		}
 		w.finish()
 	}
+	return true
 }
 
 // jsonID is a trace or span id in the meta JSON forms: a decimal number, or a hex string of 16 or
@@ -97,12 +111,14 @@ type jsonLink struct {
 	Flags       uint32            `json:"flags"`
 }
 
-// parseLinksJSON reads the _dd.span_links meta; an unparsable value yields no links (the meta key
-// is dropped either way, as in contrib).
-func parseLinksJSON(s string) []payload.Link {
+// parseLinksJSON reads the _dd.span_links meta; false: unparsable, or beyond the decoding bound.
+func parseLinksJSON(s string) ([]payload.Link, bool) {
+	if !payload.JSONWithinBudget(s, unsafe.Sizeof(jsonLink{})+unsafe.Sizeof(payload.Link{})+pdataLinkBytes, 0) {
+		return nil, false
+	}
 	var in []jsonLink
 	if err := json.Unmarshal([]byte(s), &in); err != nil {
-		return nil
+		return nil, false
 	}
 	out := make([]payload.Link, 0, len(in))
 	for _, l := range in {
@@ -113,15 +129,16 @@ func parseLinksJSON(s string) []payload.Link {
 		out = append(out, payload.Link{TraceID: l.TraceID.low, TraceIDHigh: high, SpanID: l.SpanID.low,
 			Attributes: sortedKVs(l.Attributes), Tracestate: l.Tracestate, Flags: l.Flags})
 	}
-	return out
+	return out, true
 }
 
 // fillEvents writes the span's native events, or those of the events meta JSON when there are
 // none.
-func fillEvents(events ptrace.SpanEventSlice, s *payload.Span, metaJSON string) {
+//
+// It reports false when the meta JSON could not be read, like fillLinks.
+func fillEvents(events ptrace.SpanEventSlice, s *payload.Span, metaJSON string) bool {
 	if len(s.Events) == 0 && metaJSON != "" {
-		fillEventsJSON(events, metaJSON)
-		return
+		return fillEventsJSON(events, metaJSON)
 	}
 	for _, e := range s.Events {
 		ev := events.AppendEmpty()
@@ -135,6 +152,7 @@ func fillEvents(events ptrace.SpanEventSlice, s *payload.Span, metaJSON string) 
 			putEventValue(ev.Attributes().PutEmpty(a.Key), a)
 		}
 	}
+	return true
 }
 
 func putEventValue(v pcommon.Value, a payload.EventAttribute) {
@@ -162,12 +180,16 @@ type jsonEvent struct {
 }
 
 // fillEventsJSON reads the events meta: [{name, time_unix_nano, attributes: {k: scalar or array}}].
-func fillEventsJSON(events ptrace.SpanEventSlice, s string) {
+// false: unparsable, or beyond the decoding bound (nothing was added).
+func fillEventsJSON(events ptrace.SpanEventSlice, s string) bool {
+	if !payload.JSONWithinBudget(s, unsafe.Sizeof(jsonEvent{})+pdataEventBytes, unsafe.Sizeof([]any{})) {
+		return false
+	}
 	var in []jsonEvent
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	if err := dec.Decode(&in); err != nil {
-		return
+		return false
 	}
 	for _, e := range in {
 		ev := events.AppendEmpty()
@@ -181,6 +203,7 @@ func fillEventsJSON(events ptrace.SpanEventSlice, s string) {
 			putJSONValue(ev.Attributes().PutEmpty(k), e.Attributes[k], 0)
 		}
 	}
+	return true
 }
 
 func putJSONValue(v pcommon.Value, x any, depth int) {

@@ -432,8 +432,13 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo,
 	}
 	span.SetName(spanName(s, span, attrs))
 	t.setStatus(span, s)
-	fillLinks(span.Links(), s, linksJSON)
-	fillEvents(span.Events(), s, eventsJSON)
+	// Meta JSON that cannot be read (or would decode beyond the bound) stays as the attribute it came as.
+	if !fillLinks(span.Links(), s, linksJSON) {
+		attrs.PutStr("_dd.span_links", linksJSON)
+	}
+	if !fillEvents(span.Events(), s, eventsJSON) {
+		attrs.PutStr("events", eventsJSON)
+	}
 }
 
 func spanKind(kind, spanType string) ptrace.SpanKind {
