@@ -169,12 +169,19 @@ func (q *queue) appendToDisk(it item) error {
 			q.mu.Unlock()
 		}
 		pos, claimed, err := q.log.Append(it.payload, it.spans, it.enqueued, claim)
-		if err != nil && claimed {
+		switch {
+		case err != nil && claimed:
 			// Written but not synced (fsync failed): the client is told it failed and may send
 			// again, so release the record instead of pinning its segment until a restart.
 			if aerr := q.log.Ack([]diskqueue.Pos{pos}); aerr != nil {
 				err = errors.Join(err, aerr)
 			}
+		case err != nil:
+			// If it was written and only its fsync failed, it stays in the log and is delivered
+			// (the client may also send it again: a duplicate at worst): wake a worker for it.
+			q.mu.Lock()
+			q.cond.Signal()
+			q.mu.Unlock()
 		}
 		if err == nil {
 			q.mu.Lock()

@@ -113,6 +113,8 @@ type Log struct {
 	attemptedSeq uint64
 	// failed are the writes whose first fsync failed, most recent last (see failedFor).
 	failed []failedSync
+	// writing is 1 while an append is between its bookkeeping and its write's completion.
+	writing uint64
 	// forgottenTo: failures up to this write were forgotten (maxFailedSyncs); writes up to it
 	// are all reported as failed, the durable ones among them too.
 	forgottenTo  uint64
@@ -305,15 +307,21 @@ func (l *Log) write(payload []byte, spans int64, enqueued time.Time, claim bool,
 		act = l.segs[len(l.segs)-1]
 	}
 	off := act.size
+	l.writing = 1 // seen by a failing fsync meanwhile (syncLocked)
 	l.mu.Unlock()
 
 	if err := l.writeRecord(act.f, payload, uint32(spans), enqueued.UnixNano()); err != nil { //nolint:gosec // span counts fit
 		// Roll back a partial write so the next record starts at a clean offset. If that fails
 		// too, seal the segment: readers stop at act.size, before the damage.
-		if terr := act.f.Truncate(off); terr != nil {
-			l.mu.Lock()
-			aerr := l.addSegment(act.id + 1)
-			l.mu.Unlock()
+		terr := act.f.Truncate(off)
+		l.mu.Lock()
+		l.writing = 0
+		var aerr error
+		if terr != nil {
+			aerr = l.addSegment(act.id + 1)
+		}
+		l.mu.Unlock()
+		if terr != nil {
 			err = errors.Join(err, terr, aerr)
 		}
 		return Pos{}, false, 0, fmt.Errorf("append record: %w", mapNoSpace(err))
@@ -325,6 +333,7 @@ func (l *Log) write(payload []byte, spans int64, enqueued time.Time, claim bool,
 	act.dirty = true
 	l.total += recSize
 	l.writeSeq++
+	l.writing = 0
 	pos := Pos{Seg: act.id, Off: off}
 	// Claim only when the reader is idle (TryLock) and nothing is unread: then the record is the
 	// next one the reader would return, and moving the reader past it keeps the log's order.
@@ -700,8 +709,9 @@ func (l *Log) syncLocked(acks bool) error {
 	if err := errors.Join(errs...); err != nil {
 		err = fmt.Errorf("fsync: %w", err)
 		// Writes made while this fsync ran may have been written back by it and lost with it, and
-		// the kernel reports a writeback error once per file: they fail too.
-		to := l.writeSeq
+		// the kernel reports a writeback error once per file: they fail too, including one still
+		// between its write and its bookkeeping (it will be writeSeq+1: appends are serialised).
+		to := l.writeSeq + l.writing
 		l.attemptedSeq = max(l.attemptedSeq, to)
 		if n := len(l.failed); n > 0 && l.failed[n-1].to == first {
 			l.failed[n-1].to = to // a run of failures: one range

@@ -228,3 +228,38 @@ func TestSmallCapacityReclaimsTheActiveSegment(t *testing.T) {
 		require.NoError(t, l.Close())
 	}
 }
+
+// TestFailedFsyncFailsTheAppendInFlight: an append between its bookkeeping and the end of its
+// write while an fsync fails has its bytes in the file that fsync covered: it fails too, though
+// its sequence number comes after the fsync completed.
+func TestFailedFsyncFailsTheAppendInFlight(t *testing.T) {
+	fs := newHookFS()
+	l, _ := open(t, t.TempDir(), func(o *Options) { o.FS = fs; o.Fsync = FsyncAlways })
+	defer func() { require.NoError(t, l.Close()) }()
+	appendN(t, l, 0, 1)
+
+	fs.blockSyncs.Store(true)
+	fs.failSyncs.Store(1)
+	first := make(chan error, 1)
+	go func() {
+		_, _, err := l.Append(payload(1), 1, time.Now(), false)
+		first <- err
+	}()
+	<-fs.syncing // the first append's fsync is running
+	fs.blockSyncs.Store(false)
+	fs.blockWrites.Store(true)
+	second := make(chan error, 1)
+	go func() {
+		_, _, err := l.Append(payload(2), 2, time.Now(), false)
+		second <- err
+	}()
+	<-fs.writing // the second append did its bookkeeping and is writing
+	fs.blockWrites.Store(false)
+	close(fs.syncGo) // the fsync fails
+	require.ErrorIs(t, <-first, syscall.EIO)
+	close(fs.release)
+	require.ErrorIs(t, <-second, syscall.EIO, "the append in flight during the failed fsync")
+
+	_, _, err := l.Append(payload(3), 3, time.Now(), false)
+	require.NoError(t, err)
+}
