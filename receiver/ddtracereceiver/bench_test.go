@@ -3,17 +3,20 @@ package ddtracereceiver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
 	"github.com/stretchr/testify/require"
 	"github.com/tinylib/msgp/msgp"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/featuregate"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -261,4 +264,50 @@ func pdataFloor(meta [][2]string) ptrace.Traces {
 		s.Status().SetCode(ptrace.StatusCodeOk)
 	}
 	return td
+}
+
+// refuseEach refuses the first n offers of every payload (offers come in turn: one client), then
+// takes it.
+type refuseEach struct {
+	n     int
+	calls int
+}
+
+func (c *refuseEach) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+func (c *refuseEach) ConsumeTraces(context.Context, ptrace.Traces) error {
+	c.calls++
+	if c.calls%(c.n+1) != 0 {
+		return errors.New("sending queue is full")
+	}
+	return nil
+}
+
+// BenchmarkReoffer measures the CPU a request costs when the pipeline refuses it n times within
+// refusal_wait: each re-offer is a fresh translation (wall time is mostly the backoff's sleeps,
+// so CPU time is reported, from getrusage).
+func BenchmarkReoffer(b *testing.B) {
+	body := benchV04()
+	for _, n := range []int{0, 2, 6} {
+		b.Run(fmt.Sprintf("refused-%d-times", n), func(b *testing.B) {
+			r, err := newReceiver(createDefaultConfig().(*Config), nopSettings(), &refuseEach{n: n})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h := r.handler()
+			var before, after syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+			for b.Loop() {
+				req := httptest.NewRequestWithContext(context.Background(), http.MethodPut, "/v0.4/traces", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/msgpack")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("status %d", rec.Code)
+				}
+			}
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+			cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/request")
+		})
+	}
 }
