@@ -242,6 +242,11 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 	h := headersOf(req)
 	res := r.translator.ToTraces(payloads, h)
 	r.countDropped(ctx, ep, res.Dropped)
+	if res.DroppedEventAttributes > 0 {
+		// Also in each event's dropped_attributes_count, which reaches Elasticsearch.
+		r.set.Logger.Warn("span event attributes past the limit dropped", zap.String("endpoint", ep.name),
+			zap.Int("attributes", res.DroppedEventAttributes), zap.Int("limit_per_event", translator.MaxEventAttributes))
+	}
 	if res.Spans == 0 {
 		return 0, nil
 	}

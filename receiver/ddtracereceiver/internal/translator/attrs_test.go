@@ -83,18 +83,19 @@ func TestSpanWithHugeMeta(t *testing.T) {
 	assert.Equal(t, "last wins", v.Str())
 }
 
-// TestEventAttributesAreBounded: span events keep maxEventAttributes attributes and count the rest
+// TestEventAttributesAreBounded: span events keep MaxEventAttributes attributes and count the rest
 // as dropped, the OpenTelemetry SDKs' default limit.
 func TestEventAttributesAreBounded(t *testing.T) {
 	var attrs []payload.EventAttribute
-	for i := range maxEventAttributes + 10 {
+	for i := range MaxEventAttributes + 10 {
 		attrs = append(attrs, payload.EventAttribute{Key: "a" + strconv.Itoa(i), Type: payload.AttributeString, Str: "x"})
 	}
 	s := payload.Span{Service: "svc", Name: "op", TraceID: 1, SpanID: 2, Events: []payload.Event{{Name: "e", Attributes: attrs}}}
 	res := New(Options{}).ToTraces(one(s), Headers{})
 	ev := spansOf(res)[0].Events().At(0)
-	assert.Equal(t, maxEventAttributes, ev.Attributes().Len())
+	assert.Equal(t, MaxEventAttributes, ev.Attributes().Len())
 	assert.Equal(t, uint32(10), ev.DroppedAttributesCount())
+	assert.Equal(t, 10, res.DroppedEventAttributes, "counted for the receiver's log")
 }
 
 // BenchmarkManyAttributes: the cost per attribute stays flat as a span's tag count grows.

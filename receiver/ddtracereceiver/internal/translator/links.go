@@ -19,11 +19,11 @@ import (
 // W3C trace flag.
 const linkFlagsPresent = 1 << 31
 
-// maxEventAttributes is the attributes kept per span event, the OpenTelemetry SDKs' default
+// MaxEventAttributes is the attributes kept per span event, the OpenTelemetry SDKs' default
 // limit; the rest are counted in the event's dropped attributes count. Event values nest, so
 // they are not collected like span attributes (attrWriter), and Put's lookup makes each
 // attribute cost a scan of those before it.
-const maxEventAttributes = 128
+const MaxEventAttributes = 128
 
 // What a pdata link and event take beyond their attributes, for the JSON meta decoding bound.
 const (
@@ -135,8 +135,9 @@ func parseLinksJSON(s string) ([]payload.Link, bool) {
 // fillEvents writes the span's native events, or those of the events meta JSON when there are
 // none.
 //
-// It reports false when the meta JSON could not be read, like fillLinks.
-func fillEvents(events ptrace.SpanEventSlice, s *payload.Span, metaJSON string) bool {
+// It returns the attributes dropped past MaxEventAttributes, and false when the meta JSON could
+// not be read, like fillLinks.
+func fillEvents(events ptrace.SpanEventSlice, s *payload.Span, metaJSON string) (dropped int, ok bool) {
 	if len(s.Events) == 0 && metaJSON != "" {
 		return fillEventsJSON(events, metaJSON)
 	}
@@ -145,13 +146,23 @@ func fillEvents(events ptrace.SpanEventSlice, s *payload.Span, metaJSON string) 
 		ev.SetName(e.Name)
 		ev.SetTimestamp(pcommon.Timestamp(e.TimeUnixNano))
 		for i, a := range e.Attributes {
-			if i == maxEventAttributes {
-				ev.SetDroppedAttributesCount(uint32(len(e.Attributes) - i)) //nolint:gosec // bounded by the body
+			if pastEventLimit(ev, i, len(e.Attributes), &dropped) {
 				break
 			}
 			putEventValue(ev.Attributes().PutEmpty(a.Key), a)
 		}
 	}
+	return dropped, true
+}
+
+// pastEventLimit reports whether attribute i of an event's n is past MaxEventAttributes; at the
+// first one past it, the rest go into the event's dropped attributes count and into *dropped.
+func pastEventLimit(ev ptrace.SpanEvent, i, n int, dropped *int) bool {
+	if i < MaxEventAttributes {
+		return false
+	}
+	ev.SetDroppedAttributesCount(uint32(n - i)) //nolint:gosec // bounded by the body
+	*dropped += n - i
 	return true
 }
 
@@ -180,30 +191,30 @@ type jsonEvent struct {
 }
 
 // fillEventsJSON reads the events meta: [{name, time_unix_nano, attributes: {k: scalar or array}}].
-// false: unparsable, or beyond the decoding bound (nothing was added).
-func fillEventsJSON(events ptrace.SpanEventSlice, s string) bool {
+// It returns the attributes dropped past MaxEventAttributes, and false when the JSON is
+// unparsable or beyond the decoding bound (nothing was added).
+func fillEventsJSON(events ptrace.SpanEventSlice, s string) (dropped int, ok bool) {
 	if !payload.JSONWithinBudget(s, unsafe.Sizeof(jsonEvent{})+pdataEventBytes, unsafe.Sizeof([]any{})) {
-		return false
+		return 0, false
 	}
 	var in []jsonEvent
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	if err := dec.Decode(&in); err != nil {
-		return false
+		return 0, false
 	}
 	for _, e := range in {
 		ev := events.AppendEmpty()
 		ev.SetName(e.Name)
 		ev.SetTimestamp(pcommon.Timestamp(e.TimeUnixNano))
 		for i, k := range slices.Sorted(maps.Keys(e.Attributes)) {
-			if i == maxEventAttributes {
-				ev.SetDroppedAttributesCount(uint32(len(e.Attributes) - i)) //nolint:gosec // bounded by the body
+			if pastEventLimit(ev, i, len(e.Attributes), &dropped) {
 				break
 			}
 			putJSONValue(ev.Attributes().PutEmpty(k), e.Attributes[k], 0)
 		}
 	}
-	return true
+	return dropped, true
 }
 
 func putJSONValue(v pcommon.Value, x any, depth int) {

@@ -52,6 +52,9 @@ type Result struct {
 	Traces  ptrace.Traces
 	Spans   int
 	Dropped map[string]int
+	// DroppedEventAttributes are span event attributes past MaxEventAttributes (each event also
+	// carries its own count).
+	DroppedEventAttributes int
 }
 
 // Translator converts payloads. It is safe for concurrent use.
@@ -108,7 +111,7 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 				key.lang, key.langVersion, key.tracerVersion = lang, langV, tracerV
 				span := groups.of(key, p.Tags).spans.AppendEmpty()
 				spanDec, traceDec := ids.of(s)
-				t.fillSpan(span, s, &info, high, spanDec, traceDec)
+				res.DroppedEventAttributes += t.fillSpan(span, s, &info, high, spanDec, traceDec)
 				if hasPriority && si == prioritySpan {
 					span.Attributes().PutInt("sampling.priority", priority)
 				}
@@ -365,7 +368,8 @@ func spanID(id uint64) pcommon.SpanID {
 }
 
 // fillSpan writes one span.
-func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64, spanDec, traceDec string) {
+// It returns the event attributes dropped past MaxEventAttributes.
+func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64, spanDec, traceDec string) int {
 	span.SetTraceID(traceID(high, s.TraceID))
 	span.SetSpanID(spanID(s.SpanID))
 	if s.ParentID != 0 {
@@ -436,9 +440,11 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo,
 	if !fillLinks(span.Links(), s, linksJSON) {
 		attrs.PutStr("_dd.span_links", linksJSON)
 	}
-	if !fillEvents(span.Events(), s, eventsJSON) {
+	droppedEventAttributes, ok := fillEvents(span.Events(), s, eventsJSON)
+	if !ok {
 		attrs.PutStr("events", eventsJSON)
 	}
+	return droppedEventAttributes
 }
 
 func spanKind(kind, spanType string) ptrace.SpanKind {
