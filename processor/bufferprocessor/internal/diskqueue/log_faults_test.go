@@ -67,6 +67,16 @@ func (f *hookFile) Sync() error {
 	return f.File.Sync()
 }
 
+// appendAsync appends record i in a goroutine; its error arrives on the channel.
+func appendAsync(l *Log, i int) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := l.Append(payload(i), int64(i), time.Now(), false)
+		done <- err
+	}()
+	return done
+}
+
 // TestDropOldestWaitsForAnAppendInFlight: an append that did its bookkeeping and is writing must
 // not have its segment sealed and passed under it by DropOldest (drop_oldest on a full disk while
 // another batch is appended), or its record would land where the reader never goes again: an
@@ -84,11 +94,7 @@ func TestDropOldestWaitsForAnAppendInFlight(t *testing.T) {
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { close(fs.release) }) }
 	defer release() // on failure too: Close waits for the write
-	appended := make(chan error, 1)
-	go func() {
-		_, _, err := l.Append(payload(2), 2, time.Now(), false)
-		appended <- err
-	}()
+	appended := appendAsync(l, 2)
 	<-fs.writing // the append holds its position in the active segment and is writing
 	fs.blockWrites.Store(false)
 
@@ -132,27 +138,18 @@ func TestFailedFsyncFailsEveryWriteItCovered(t *testing.T) {
 
 	fs.blockSyncs.Store(true)
 	fs.failSyncs.Store(1) // then the disk "recovers": Linux reports the next fsync as a success
-	results := make(chan error, 2)
-	go func() {
-		_, _, err := l.Append(payload(1), 1, time.Now(), false)
-		results <- err
-	}()
+	firstDone := appendAsync(l, 1)
 	<-fs.syncing // the first append runs the fsync
 	fs.blockSyncs.Store(false)
-	go func() {
-		_, _, err := l.Append(payload(2), 2, time.Now(), false)
-		results <- err
-	}()
+	secondDone := appendAsync(l, 2)
 	require.Eventually(t, func() bool { // the second append wrote and waits for the fsync
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		return l.writeSeq == 3
 	}, 5*time.Second, time.Millisecond)
 	close(fs.syncGo)
-	for range 2 {
-		err := <-results
-		require.ErrorIs(t, err, syscall.EIO)
-	}
+	require.ErrorIs(t, <-firstDone, syscall.EIO)
+	require.ErrorIs(t, <-secondDone, syscall.EIO)
 
 	_, _, err := l.Append(payload(3), 3, time.Now(), false)
 	require.NoError(t, err, "a write after the failure, synced by a good fsync")
@@ -240,19 +237,11 @@ func TestFailedFsyncFailsTheAppendInFlight(t *testing.T) {
 
 	fs.blockSyncs.Store(true)
 	fs.failSyncs.Store(1)
-	first := make(chan error, 1)
-	go func() {
-		_, _, err := l.Append(payload(1), 1, time.Now(), false)
-		first <- err
-	}()
+	first := appendAsync(l, 1)
 	<-fs.syncing // the first append's fsync is running
 	fs.blockSyncs.Store(false)
 	fs.blockWrites.Store(true)
-	second := make(chan error, 1)
-	go func() {
-		_, _, err := l.Append(payload(2), 2, time.Now(), false)
-		second <- err
-	}()
+	second := appendAsync(l, 2)
 	<-fs.writing // the second append did its bookkeeping and is writing
 	fs.blockWrites.Store(false)
 	close(fs.syncGo) // the fsync fails
