@@ -95,6 +95,8 @@ type options struct {
 	profileSeconds int
 	// collectorEnv is added to both collectors' environment (e.g. GOMAXPROCS=2).
 	collectorEnv []string
+	// featureGates is passed to every collector as --feature-gates (e.g. pdata.useProtoPooling).
+	featureGates string
 }
 
 func main() {
@@ -150,6 +152,7 @@ func mainErr() error {
 		o.collectorEnv = append(o.collectorEnv, v)
 		return nil
 	})
+	flag.StringVar(&o.featureGates, "feature-gates", "", "passed to every collector as --feature-gates, e.g. pdata.useProtoPooling")
 	flag.StringVar(&sweepPath, "sweep", "", "a sweep file (configs/bench/sweep.yaml): run its variants instead of collectors x modes")
 	flag.Parse()
 	o.command = "benchrun " + strings.Join(os.Args[1:], " ")
@@ -241,10 +244,14 @@ func mainErr() error {
 	return nil
 }
 
-func setArgs(sets []string) []string {
+// collectorFlags are the collector's command-line flags for --set values and feature gates.
+func collectorFlags(sets []string, featureGates string) []string {
 	var out []string
 	for _, s := range sets {
 		out = append(out, "--set", s)
+	}
+	if featureGates != "" {
+		out = append(out, "--feature-gates", featureGates)
 	}
 	return out
 }
@@ -381,7 +388,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		}
 		return collectorproc.Options{
 			Binary:    taskset,
-			Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, setArgs(sets)...),
+			Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, collectorFlags(sets, o.featureGates)...),
 			Env:       append([]string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")}, o.collectorEnv...),
 			HealthURL: "http://" + ports.Health + "/",
 		}, nil

@@ -32,7 +32,9 @@ type report struct {
 	Settings    []string  `json:"collector_settings,omitempty"`
 	// CollectorEnv was added to both collectors' environment (-collector-env).
 	CollectorEnv []string `json:"collector_env,omitempty"`
-	ESDown       bool     `json:"es_down_during_load,omitempty"`
+	// FeatureGates was passed to every collector (-feature-gates).
+	FeatureGates string `json:"feature_gates,omitempty"`
+	ESDown       bool   `json:"es_down_during_load,omitempty"`
 	// RateFraction > 0: each run offered this fraction of stock's saturation rate (run.Rate).
 	RateFraction float64 `json:"rate_fraction,omitempty"`
 	Runs         []run   `json:"runs"`
@@ -42,7 +44,7 @@ func newReport(o options) *report {
 	la, _ := os.ReadFile("/proc/loadavg")
 	r := &report{Section: o.section, ESDown: o.esDown, RateFraction: o.rateFraction, Date: time.Now().UTC(), Command: o.command, Label: o.label, Machine: cpuModel(), CPUs: runtime.NumCPU(),
 		LoadAvg: strings.TrimSpace(string(la)), GoVersion: runtime.Version(), Concurrency: o.conc, Requests: o.requests,
-		Spans: o.spans, Rate: o.rate, Settings: o.sets, CollectorEnv: o.collectorEnv, ESLatency: o.esLatency.String(), ESJitter: o.esJitter.String()}
+		Spans: o.spans, Rate: o.rate, Settings: o.sets, CollectorEnv: o.collectorEnv, FeatureGates: o.featureGates, ESLatency: o.esLatency.String(), ESJitter: o.esJitter.String()}
 	if o.duration > 0 {
 		r.Duration = o.duration.String()
 	}
@@ -117,6 +119,9 @@ func (r *report) markdown() string {
 	}
 	if len(r.CollectorEnv) > 0 {
 		fmt.Fprintf(&b, "- Collector environment: `%s`\n", strings.Join(r.CollectorEnv, "`, `"))
+	}
+	if r.FeatureGates != "" {
+		fmt.Fprintf(&b, "- Collector feature gates: `--feature-gates %s`\n", r.FeatureGates)
 	}
 	gomaxprocs := "so GOMAXPROCS=1"
 	for _, kv := range r.CollectorEnv {

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/xpdata/pref"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -163,7 +164,14 @@ func (p *bufferProcessor) ConsumeTraces(_ context.Context, td ptrace.Traces) err
 	if !p.alive {
 		return fmt.Errorf("buffer processor: not started: %w", ErrShuttingDown)
 	}
-	if err := p.q.push(td); err != nil {
+	// The pipeline releases td when this returns (with pdata.useProtoPooling, into pdata's pools
+	// for the next request); a batch kept in memory needs a reference of its own.
+	pref.RefTraces(td)
+	kept, err := p.q.push(td)
+	if !kept {
+		pref.UnrefTraces(td)
+	}
+	if err != nil {
 		p.tel.ProcessorBufferRefusedSpans.Add(p.ctx, spans)
 		return err
 	}

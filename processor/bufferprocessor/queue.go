@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/xpdata/pref"
 	"go.uber.org/zap"
 
 	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
@@ -35,6 +36,11 @@ const (
 
 // item is one queued batch. In memory it holds td; read back from disk it holds the undecoded
 // payload. onDisk items own a disk record that must be acknowledged once delivered or dropped.
+//
+// An item's td carries one pdata reference of the buffer's (pref): ConsumeTraces takes it, because
+// the pipeline releases a request's data when ConsumeTraces returns, and with the collector's
+// pdata.useProtoPooling gate that returns its memory to pdata's pools for the next request.
+// release gives the reference back once the buffer is done with the batch.
 type item struct {
 	td       ptrace.Traces
 	payload  []byte
@@ -43,6 +49,14 @@ type item struct {
 	enqueued time.Time
 	pos      diskqueue.Pos
 	onDisk   bool
+}
+
+// release gives back the item's reference to its td, once (see item).
+func (it *item) release() {
+	if it.td != (ptrace.Traces{}) {
+		pref.UnrefTraces(it.td)
+		it.td = ptrace.Traces{}
+	}
 }
 
 // queue is the memory queue in front of the optional disk log.
@@ -118,11 +132,12 @@ func (q *queue) pushFrontLocked(it item) {
 }
 
 // push holds td (ConsumeTraces). It returns nil only once the batch is in memory or written to
-// disk per the fsync policy.
-func (q *queue) push(td ptrace.Traces) error {
+// disk per the fsync policy. kept reports whether the memory queue now holds td itself, and with
+// it the caller's reference to td (see item); otherwise the caller keeps that reference.
+func (q *queue) push(td ptrace.Traces) (kept bool, err error) {
 	spans := int64(td.SpanCount())
 	if spans == 0 {
-		return nil
+		return false, nil
 	}
 	var m ptrace.ProtoMarshaler
 	it := item{td: td, spans: spans, enqueued: time.Now()}
@@ -132,7 +147,7 @@ func (q *queue) push(td ptrace.Traces) error {
 		q.mu.Lock()
 		if q.closed {
 			q.mu.Unlock()
-			return fmt.Errorf("buffer processor: %w", ErrShuttingDown)
+			return false, fmt.Errorf("buffer processor: %w", ErrShuttingDown)
 		}
 		for !q.fitsLocked(it.bytes) && q.log == nil && q.dropOldest && q.lenLocked() > 0 {
 			old := q.popLocked()
@@ -141,26 +156,26 @@ func (q *queue) push(td ptrace.Traces) error {
 		if q.fitsLocked(it.bytes) {
 			q.pushLocked(it)
 			q.mu.Unlock()
-			return nil
+			return true, nil
 		}
 		q.mu.Unlock()
 		if q.log == nil {
-			return fmt.Errorf("buffer processor: memory queue holds %d batches: %w", q.maxItems, ErrFull)
+			return false, fmt.Errorf("buffer processor: memory queue holds %d batches: %w", q.maxItems, ErrFull)
 		}
 	}
 
 	// Overflow to disk, or write-ahead. Serialise outside every lock.
 	payload, err := m.MarshalTraces(td)
 	if err != nil {
-		return consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
+		return false, consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
 	}
 	// In write_ahead the size comes from the serialized payload: one pass over the batch less.
 	it.payload, it.bytes = payload, int64(len(payload))
 	return q.appendToDisk(it)
 }
 
-// appendToDisk writes it to the log, applying when_full when the log is full.
-func (q *queue) appendToDisk(it item) error {
+// appendToDisk writes it to the log, applying when_full when the log is full. kept is as push's.
+func (q *queue) appendToDisk(it item) (kept bool, err error) {
 	for {
 		claim := false
 		if q.writeAhead {
@@ -189,26 +204,27 @@ func (q *queue) appendToDisk(it item) error {
 			case claimed && !q.closed:
 				it.pos, it.onDisk, it.payload = pos, true, nil // keep the decoded td, drop the copy
 				q.pushLocked(it)
+				kept = true
 			case claimed:
 				// Shutting down: the record stays unacknowledged on disk and is replayed.
 			default:
 				q.cond.Signal() // a worker reads it from disk
 			}
 			q.mu.Unlock()
-			return nil
+			return kept, nil
 		}
 		switch {
 		case errors.Is(err, diskqueue.ErrTooLarge):
-			return consumererror.NewPermanent(fmt.Errorf("buffer processor: batch of %d bytes can never fit storage.capacity_mib: %w", len(it.payload), err))
+			return false, consumererror.NewPermanent(fmt.Errorf("buffer processor: batch of %d bytes can never fit storage.capacity_mib: %w", len(it.payload), err))
 		case errors.Is(err, diskqueue.ErrClosed):
-			return fmt.Errorf("buffer processor: %w", ErrShuttingDown)
+			return false, fmt.Errorf("buffer processor: %w", ErrShuttingDown)
 		case !errors.Is(err, diskqueue.ErrFull):
-			return fmt.Errorf("buffer processor: write to disk: %w", err)
+			return false, fmt.Errorf("buffer processor: write to disk: %w", err)
 		case !q.dropOldest:
-			return fmt.Errorf("buffer processor: %w (%w)", ErrFull, err)
+			return false, fmt.Errorf("buffer processor: %w (%w)", ErrFull, err)
 		}
 		if placed, err := q.makeRoom(it); placed || err != nil {
-			return err
+			return placed, err
 		}
 	}
 }
@@ -242,9 +258,11 @@ func (q *queue) makeRoom(it item) (placed bool, err error) {
 	return false, nil
 }
 
-// drop counts an item as dropped and releases its disk record. Safe with or without mu held.
+// drop counts an item as dropped and releases its disk record and its td. Safe with or without
+// mu held.
 func (q *queue) drop(it item, reason string) {
 	q.onDrop(reason, it.spans)
+	it.release()
 	if it.onDisk {
 		if err := q.log.Ack([]diskqueue.Pos{it.pos}); err != nil {
 			// The record is replayed after a restart: a duplicate of a drop, never a loss.
@@ -424,6 +442,7 @@ func (q *queue) drain() int64 {
 	var lost int64
 	for _, it := range rest {
 		lost += q.abandon([]item{it}, it.td)
+		it.release()
 	}
 	return lost
 }

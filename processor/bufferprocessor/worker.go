@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/xpdata/pref"
 	"go.uber.org/zap"
 
 	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
@@ -52,6 +53,10 @@ func (p *bufferProcessor) pause(d time.Duration) bool {
 
 // assemble decodes disk payloads and merges the items into one batch. Undecodable payloads
 // (checksum fine, protobuf not) are dropped and acknowledged.
+//
+// Every batch assemble makes is marked as owned by the pipeline, which makes its one reference
+// the buffer's (see item): otherwise the next consumer's wrapper in the collector would take
+// ownership and release the batch after the first attempt, and a retry would send freed data.
 func (p *bufferProcessor) assemble(items []item) ([]item, ptrace.Traces) {
 	var u ptrace.ProtoUnmarshaler
 	kept := items[:0]
@@ -62,6 +67,7 @@ func (p *bufferProcessor) assemble(items []item) ([]item, ptrace.Traces) {
 				p.q.drop(it, reasonUndecodable)
 				continue
 			}
+			pref.MarkPipelineOwnedTraces(td)
 			it.td, it.payload = td, nil
 		}
 		kept = append(kept, it)
@@ -70,6 +76,7 @@ func (p *bufferProcessor) assemble(items []item) ([]item, ptrace.Traces) {
 		return kept, kept[0].td
 	}
 	merged := ptrace.NewTraces()
+	pref.MarkPipelineOwnedTraces(merged)
 	for _, it := range kept {
 		it.td.ResourceSpans().MoveAndAppendTo(merged.ResourceSpans())
 	}
@@ -83,6 +90,7 @@ func (p *bufferProcessor) deliver(items []item) {
 	if len(items) == 0 {
 		return
 	}
+	defer releaseDelivery(items, td)
 	var spans int64
 	var onDisk []diskqueue.Pos
 	for _, it := range items {
@@ -134,6 +142,17 @@ func (p *bufferProcessor) deliver(items []item) {
 			p.lostAtShutdown.Add(p.q.abandon(items, td))
 			return
 		}
+	}
+}
+
+// releaseDelivery gives back the references of a delivery's items and of the batch merged from
+// them (see item and assemble): once the delivery is over, nothing of it is read again.
+func releaseDelivery(items []item, td ptrace.Traces) {
+	if len(items) > 1 { // td was merged by assemble; with one item it is that item's td
+		pref.UnrefTraces(td)
+	}
+	for i := range items {
+		items[i].release()
 	}
 }
 
