@@ -29,6 +29,9 @@ import (
 	"go.opentelemetry.io/collector/pipeline"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
 )
@@ -519,4 +522,45 @@ func TestConcurrentRequestsKeepTheirSpans(t *testing.T) {
 		}
 	}
 	assert.Len(t, seen, clients*requests*spans)
+}
+
+// TestDroppedSpansAreCountedAndLogged: what the receiver drops (zero ids, nil entries) is counted
+// per reason in its own metric and logged; the rest is delivered.
+func TestDroppedSpansAreCountedAndLogged(t *testing.T) {
+	span := func(traceID uint64) []byte { return v04Body("d", traceID, 1)[2:] } // without the two array headers
+	body := msgp.AppendArrayHeader(nil, 1)
+	body = msgp.AppendArrayHeader(body, 5)
+	body = msgp.AppendNil(body)
+	body = append(body, span(7)...)
+	body = msgp.AppendNil(body)
+	body = append(body, span(0)...)
+	body = msgp.AppendNil(body)
+
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	core, logs := observer.New(zap.WarnLevel)
+	set.Logger = zap.New(core)
+	next := new(consumertest.TracesSink)
+	r, err := newReceiver(createDefaultConfig().(*Config), set, next)
+	require.NoError(t, err)
+	rec := serve(t, r, "PUT", "/v0.4/traces", body, nil)
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	assert.Equal(t, 1, next.SpanCount())
+
+	m, err := tel.GetMetric("otelcol.receiver.ddtrace.spans")
+	require.NoError(t, err)
+	got := map[string]int64{}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		outcome, _ := dp.Attributes.Value("outcome")
+		reason, _ := dp.Attributes.Value("reason")
+		got[outcome.AsString()+"/"+reason.AsString()] += dp.Value
+	}
+	assert.Equal(t, map[string]int64{"accepted/": 1, "dropped/nil_span": 3, "dropped/zero_trace_id": 1}, got)
+	dropped := map[string]int64{}
+	for _, e := range logs.FilterMessage("invalid spans dropped").All() {
+		dropped[e.ContextMap()["reason"].(string)] += e.ContextMap()["spans"].(int64)
+	}
+	assert.Equal(t, map[string]int64{"nil_span": 3, "zero_trace_id": 1}, dropped)
 }

@@ -72,6 +72,7 @@ func newReader(b []byte) *reader {
 	r := readers.Get().(*reader)
 	r.src, r.n = string(b), len(b)
 	r.budget = maxStructBytesPerBodyByte*len(b) + structBytesSlack
+	r.nilSpans = 0
 	return r
 }
 

@@ -319,3 +319,34 @@ func TestIsASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestNilSpansAreCounted: nil entries of span arrays carry nothing and are skipped, but counted,
+// so the receiver can report them as dropped. A pooled reader must not carry the count over.
+func TestNilSpansAreCounted(t *testing.T) {
+	v04 := newEnc().arr(2).arr(3).nil()
+	v04 = minimalSpan(v04).nil()
+	v04 = minimalSpan(v04.arr(1))
+	v07 := newEnc().mapN(1).str("chunks").arr(2).mapN(1).str("spans").arr(2).nil()
+	v07 = minimalSpan(v07).mapN(1).str("spans").arr(1).nil()
+	for _, tt := range []struct {
+		name        string
+		decode      func([]byte) (Payload, error)
+		body        []byte
+		spans, nils int
+	}{
+		{"v0.4", DecodeTracesMsgpack, v04.bytes(), 2, 2},
+		{"v0.7", DecodeV07, v07.bytes(), 1, 2},
+		{"json", DecodeTracesJSON, []byte(`[[null,{"trace_id":1,"span_id":2},null],[null]]`), 1, 3},
+		{"none", DecodeTracesMsgpack, minimalSpan(newEnc().arr(1).arr(1)).bytes(), 1, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 2 { // the second decode may reuse the first one's pooled reader
+				p, err := tt.decode(tt.body)
+				require.NoError(t, err)
+				assert.Equal(t, tt.spans, p.SpanCount())
+				assert.Equal(t, tt.nils, p.NilSpans)
+				p.Release()
+			}
+		})
+	}
+}

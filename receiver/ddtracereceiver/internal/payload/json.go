@@ -94,6 +94,7 @@ func DecodeTracesJSON(b []byte) (Payload, error) {
 		p.Chunks[i].Spans = make([]Span, 0, nonNil(t)) // nulls take 5 bytes, not a Span
 		for _, js := range t {
 			if js == nil {
+				p.NilSpans++
 				continue
 			}
 			if js.Error.v > 1<<31-1 || js.Error.v < -1<<31 {

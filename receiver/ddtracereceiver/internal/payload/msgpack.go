@@ -70,6 +70,8 @@ type reader struct {
 	spans slab[Span]
 	// budget is what is left of the bytes of structures the body may decode to (charge).
 	budget int
+	// nilSpans counts the nil entries readSpans skipped (Payload.NilSpans).
+	nilSpans int
 }
 
 // sub returns the substring of src that raw (a subslice of the body just before rest) covers.
@@ -343,11 +345,11 @@ func DecodeTracesMsgpack(b []byte) (Payload, error) {
 			return Payload{}, fmt.Errorf("trace %d: %w", i, err)
 		}
 	}
+	p.NilSpans = r.nilSpans
 	return p, nil
 }
 
-// readSpans reads an array of span maps; nil spans are skipped, as the agent's normalizer would
-// drop them.
+// readSpans reads an array of span maps; nil entries are skipped and counted (r.nilSpans).
 func (r *reader) readSpans(b []byte) ([]Span, []byte, error) {
 	n, b, err := arrayHeader(b)
 	if err != nil || n == 0 {
@@ -360,6 +362,7 @@ func (r *reader) readSpans(b []byte) ([]Span, []byte, error) {
 	for j := 0; j < n; j++ {
 		if msgp.IsNil(b) {
 			b = b[1:]
+			r.nilSpans++
 			continue
 		}
 		if spans[kept], b, err = r.readSpan(b); err != nil {

@@ -22,6 +22,9 @@ type Payload struct {
 	AppVersion      string
 	Tags            []KV
 	Chunks          []Chunk
+	// NilSpans counts nil entries of span arrays: they carry nothing and are skipped, and the
+	// receiver counts them as dropped, so the tracer's span count adds up.
+	NilSpans int
 
 	arena *reader // what the spans, meta and metrics were cut from, if a reader decoded them
 }

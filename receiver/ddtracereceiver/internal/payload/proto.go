@@ -46,8 +46,10 @@ func FromTracerPayload(tp *pb.TracerPayload) Payload {
 		if c == nil {
 			continue
 		}
+		spans, nils := FromSpans(c.Spans)
+		p.NilSpans += nils
 		p.Chunks = append(p.Chunks, Chunk{Priority: c.Priority, Origin: c.Origin, Tags: sortedKVs(c.Tags),
-			DroppedTrace: c.DroppedTrace, Spans: FromSpans(c.Spans)})
+			DroppedTrace: c.DroppedTrace, Spans: spans})
 	}
 	return p
 }
@@ -56,16 +58,20 @@ func FromTracerPayload(tp *pb.TracerPayload) Payload {
 func FromTraces(ts pb.Traces) Payload {
 	p := Payload{Chunks: make([]Chunk, len(ts))}
 	for i, t := range ts {
-		p.Chunks[i] = Chunk{Priority: PriorityNone, Spans: FromSpans(t)}
+		spans, nils := FromSpans(t)
+		p.NilSpans += nils
+		p.Chunks[i] = Chunk{Priority: PriorityNone, Spans: spans}
 	}
 	return p
 }
 
-// FromSpans converts the agent's span type; map entries are sorted by key.
-func FromSpans(spans []*pb.Span) []Span {
-	out := make([]Span, 0, len(spans))
+// FromSpans converts the agent's span type; map entries are sorted by key. nil spans are skipped
+// and counted (Payload.NilSpans).
+func FromSpans(spans []*pb.Span) (out []Span, nils int) {
+	out = make([]Span, 0, len(spans))
 	for _, s := range spans {
 		if s == nil {
+			nils++
 			continue
 		}
 		sp := Span{Service: s.Service, Name: s.Name, Resource: s.Resource, Type: s.Type, TraceID: s.TraceID,
@@ -94,7 +100,7 @@ func FromSpans(spans []*pb.Span) []Span {
 		}
 		out = append(out, sp)
 	}
-	return out
+	return out, nils
 }
 
 func fromAnyValue(v *pb.AttributeAnyValue) EventAttribute {

@@ -40,6 +40,7 @@ func DecodeV07(b []byte) (Payload, error) {
 	if err != nil {
 		return Payload{}, err
 	}
+	p.NilSpans = r.nilSpans
 	return p, nil
 }
 

@@ -28,6 +28,8 @@ const ScopeName = "Datadog"
 const (
 	DropZeroTraceID = "zero_trace_id"
 	DropZeroSpanID  = "zero_span_id"
+	// DropNilSpan counts nil entries of span arrays (payload.Payload.NilSpans).
+	DropNilSpan = "nil_span"
 )
 
 // Options change the translation.
@@ -92,6 +94,7 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 		p := &payloads[pi]
 		lang, langV, tracerV := firstNonEmpty(h.Lang, p.LanguageName), firstNonEmpty(h.LangVersion, p.LanguageVersion), firstNonEmpty(h.TracerVersion, p.TracerVersion)
 		container := firstNonEmpty(p.ContainerID, h.ContainerID)
+		res.dropN(DropNilSpan, p.NilSpans)
 		for ci := range p.Chunks {
 			c := &p.Chunks[ci]
 			high := t.chunkTraceIDHigh(c)
@@ -200,11 +203,16 @@ func spanCount(payloads []payload.Payload) int {
 	return n
 }
 
-func (r *Result) drop(reason string) {
+func (r *Result) drop(reason string) { r.dropN(reason, 1) }
+
+func (r *Result) dropN(reason string, n int) {
+	if n == 0 {
+		return
+	}
 	if r.Dropped == nil {
 		r.Dropped = map[string]int{}
 	}
-	r.Dropped[reason]++
+	r.Dropped[reason] += n
 }
 
 // spanInfo holds the meta and metric values the translation consults, found in one pass.

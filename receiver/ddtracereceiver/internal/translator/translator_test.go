@@ -90,6 +90,12 @@ func TestDroppedSpansCounted(t *testing.T) {
 	res := New(Options{}).ToTraces(one(payload.Span{TraceID: 0, SpanID: 1}, payload.Span{TraceID: 1, SpanID: 0}, payload.Span{TraceID: 1, SpanID: 0}, payload.Span{TraceID: 1, SpanID: 1}), Headers{})
 	assert.Equal(t, 1, res.Spans)
 	assert.Equal(t, map[string]int{DropZeroTraceID: 1, DropZeroSpanID: 2}, res.Dropped)
+
+	withNils := one(payload.Span{TraceID: 1, SpanID: 1})
+	withNils[0].NilSpans = 3
+	res = New(Options{}).ToTraces(withNils, Headers{})
+	assert.Equal(t, 1, res.Spans)
+	assert.Equal(t, map[string]int{DropNilSpan: 3}, res.Dropped)
 }
 
 func FuzzTranslate(f *testing.F) {
