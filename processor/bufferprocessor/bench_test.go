@@ -207,20 +207,34 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 // BenchmarkConsumeTracesLatency: the distribution of the time inside ConsumeTraces with 8
 // concurrent producers of 100-span batches and a next consumer that only counts (threads=8). Every
 // call is timed; p50/p99/p99.9/max are reported in µs. A refusal (full buffer) would be counted
-// and retried; there are none in these runs.
+// and retried; there are none in these runs. overflow_next_down is Elasticsearch down: the next
+// consumer fails every delivery, the memory queue (100 batches) fills, and every later batch goes
+// to disk (overflow, fsync every 100 ms) while the workers retry.
 func BenchmarkConsumeTracesLatency(b *testing.B) {
 	const producers, perBatch = 8, 100
-	for _, mode := range []string{"memory", "write_ahead_interval"} {
+	for _, mode := range []string{"memory", "write_ahead_interval", "overflow_next_down"} {
 		b.Run("mode="+mode, func(b *testing.B) {
 			cfg := memCfg()
-			if mode != "memory" {
+			cfg.Buffer = 100_000
+			switch mode {
+			case "write_ahead_interval":
 				cfg = diskCfg(b.TempDir(), ModeWriteAhead, FsyncInterval)
+				cfg.Buffer = 100_000
+			case "overflow_next_down":
+				cfg = diskCfg(b.TempDir(), ModeOverflow, FsyncInterval)
+				cfg.Buffer = 100
+			}
+			if cfg.Storage.HasValue() {
 				cfg.Storage.Get().FsyncInterval = 100 * time.Millisecond
 				cfg.Storage.Get().CapacityMiB = 4096
 			}
-			cfg.Buffer, cfg.Threads = 100_000, 8
+			cfg.Threads = 8
 			sink := newSinkCount(0)
-			h := startB(b, cfg, sink)
+			var downstream consumer.Traces = sink
+			if mode == "overflow_next_down" {
+				downstream = consumerFunc(func(context.Context, ptrace.Traces) error { return errDown })
+			}
+			h := startB(b, cfg, downstream)
 			pools := make([][]ptrace.Traces, producers)
 			for i := range pools {
 				pools[i] = make([]ptrace.Traces, 16)
@@ -256,7 +270,9 @@ func BenchmarkConsumeTracesLatency(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			sink.waitSpans(int64(b.N) * perBatch)
+			if mode != "overflow_next_down" {
+				sink.waitSpans(int64(b.N) * perBatch)
+			}
 			h.shutdownB(b)
 			all := slices.Concat(durations...)
 			slices.Sort(all)
