@@ -9,8 +9,11 @@ set -u
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-3s}
 status=0
-for p in $($GO list "$@"); do
-	for f in $($GO test -list '^Fuzz' "$p" | grep '^Fuzz'); do
+pkgs=$($GO list "$@") || exit 1
+for p in $pkgs; do
+	# A package that does not compile lists no targets: that must fail, not pass with none run.
+	targets=$($GO test -list '^Fuzz' "$p") || { echo "$targets"; echo "listing the fuzz targets of $p failed"; exit 1; }
+	for f in $(grep '^Fuzz' <<<"$targets"); do
 		for attempt in 1 2; do
 			out=$($GO test -run '^$' -fuzz "^$f\$" -fuzztime "$FUZZTIME" "$p" 2>&1)
 			rc=$?
