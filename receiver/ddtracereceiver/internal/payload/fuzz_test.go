@@ -1,6 +1,8 @@
 package payload
 
 import (
+	"cmp"
+	"encoding/json"
 	"testing"
 
 	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
@@ -68,17 +70,24 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`[[{"service":"svc","name":"n","trace_id":1,"span_id":2,"meta":{"a":"b"},"metrics":{"m":1}}]]`))
 	f.Add([]byte(`[[{"trace_id":-1,"span_links":[{"trace_id":1,"span_id":2}]}],null,[]]`))
 	f.Add([]byte(`[[[[[[[[[[[[[[[[[[[[`))
+	f.Add([]byte(`[[{"trace_id":1,"span_id":2,"meta":{"a":"\ud800"},"error":1}],[null]]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := DecodeTracesJSON(b)
-		if err == nil && p.SpanCount() < 0 {
-			t.Fatal("negative span count")
+		ours, err := DecodeTracesJSON(b)
+		if err != nil {
+			return
+		}
+		// The agent decodes v0.3 JSON with encoding/json into its own types.
+		var agent pb.Traces
+		if aerr := json.Unmarshal(b, &agent); aerr == nil {
+			require.Equal(t, normalize(FromTraces(agent)), normalize(ours))
 		}
 	})
 }
 
 // FuzzDecodeAgentPayload: /api/v0.2 bodies (protobuf). The pre-scan (checkAgentPayload) must
-// never let through what the agent's decoder then fails on differently than by an error, and an
-// accepted body must convert to the same spans as the agent's decoding alone.
+// never let through what the agent's decoder then refuses, and an accepted body must keep every
+// tracer payload, chunk and span the agent's decoder found (nil spans counted), with the
+// payload-level env and hostname filling in for tracer payloads that have none.
 func FuzzDecodeAgentPayload(f *testing.F) {
 	f.Add(emptySpansAgentPayload(3))
 	f.Add(agentPayloadWithSpan())
@@ -90,13 +99,42 @@ func FuzzDecodeAgentPayload(f *testing.F) {
 		}
 		var ap pb.AgentPayload
 		require.NoError(t, ap.UnmarshalVT(b), "the pre-scan passed what the decoder refuses")
-		n := 0
+		// Every tracer payload, chunk and span the agent decoded is there, nil ones counted, and
+		// the payload-level env and hostname fill in for tracer payloads without their own.
+		var want []Payload
 		for _, tp := range ap.TracerPayloads {
-			if tp != nil {
-				n++
+			if tp == nil {
+				continue
 			}
+			p := Payload{Env: cmp.Or(tp.Env, ap.Env), Hostname: cmp.Or(tp.Hostname, ap.HostName)}
+			for _, c := range tp.Chunks {
+				if c == nil {
+					continue
+				}
+				var spans []Span
+				for _, s := range c.Spans {
+					if s == nil {
+						p.NilSpans++
+						continue
+					}
+					spans = append(spans, Span{TraceID: s.TraceID, SpanID: s.SpanID})
+				}
+				p.Chunks = append(p.Chunks, Chunk{Spans: spans})
+			}
+			want = append(want, p)
 		}
-		require.Len(t, ours, n)
+		require.Len(t, ours, len(want))
+		for i := range want {
+			got := Payload{Env: ours[i].Env, Hostname: ours[i].Hostname, NilSpans: ours[i].NilSpans}
+			for _, c := range ours[i].Chunks {
+				var spans []Span
+				for _, s := range c.Spans {
+					spans = append(spans, Span{TraceID: s.TraceID, SpanID: s.SpanID})
+				}
+				got.Chunks = append(got.Chunks, Chunk{Spans: spans})
+			}
+			require.Equal(t, want[i], got, "tracer payload %d", i)
+		}
 	})
 }
 
