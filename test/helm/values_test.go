@@ -57,6 +57,12 @@ func TestRenderFailures(t *testing.T) {
 			`extraVolumes "buffer" is a persistentVolumeClaim shared by every pod of the deployment`},
 		{"deployment storage on a hostPath", "extraVolumes: [{name: buffer, hostPath: {path: /var/lib/tracegate}}]\n" + storageConfig,
 			`extraVolumes "buffer" is a hostPath in deployment mode`},
+		{"deployment storage on an emptyDir", "extraVolumes: [{name: buffer, emptyDir: {}}]\n" + storageConfig,
+			`extraVolumes "buffer" is deleted with its pod, but at shutdown the buffer writes what it holds to its disk log`},
+		{"daemonset storage on an emptyDir", "mode: daemonset\nextraVolumes: [{name: buffer, emptyDir: {sizeLimit: 1Gi}}]\n" + storageConfig,
+			`extraVolumes "buffer" is deleted with its pod`},
+		{"deployment storage on an ephemeral volume", "extraVolumes: [{name: buffer, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce]}}}}]\n" + storageConfig,
+			`extraVolumes "buffer" is deleted with its pod`},
 		{"storage directory off the volume", "mode: statefulset\n" + bufferClaim + `
 config:
   processors:

@@ -133,7 +133,12 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- end }}
 {{- else }}
 {{- if not $extra }}
-{{- fail (printf "config.processors.buffer.storage is set (the buffer's disk log) but has no volume in %s mode: use mode statefulset with a statefulset.volumeClaimTemplates entry named %q for a persistent buffer, or add an extraVolumes entry named %q (emptyDir; in daemonset mode also hostPath), or remove config.processors.buffer.storage" $mode $vol $vol) }}
+{{- fail (printf "config.processors.buffer.storage is set (the buffer's disk log) but has no volume in %s mode: use mode statefulset with a statefulset.volumeClaimTemplates entry named %q for a persistent buffer, or (daemonset mode) an extraVolumes hostPath entry named %q, or remove config.processors.buffer.storage for a memory-only buffer" $mode $vol $vol) }}
+{{- end }}
+{{- /* With storage, shutdown writes the memory queue to the disk log instead of delivering it:
+       on a volume deleted with the pod, every rollout, scale-down or eviction would lose it. */}}
+{{- if or (hasKey $extra "emptyDir") (hasKey $extra "ephemeral") }}
+{{- fail (printf "extraVolumes %q is deleted with its pod, but at shutdown the buffer writes what it holds to its disk log, which every rollout, scale-down or eviction would then lose: use mode statefulset with statefulset.volumeClaimTemplates (or, in daemonset mode, a hostPath), or remove config.processors.buffer.storage: a memory-only buffer delivers its queue at shutdown" $vol) }}
 {{- end }}
 {{- if $extra.persistentVolumeClaim }}
 {{- fail (printf "extraVolumes %q is a persistentVolumeClaim shared by every pod of the %s, but the buffer needs one directory per pod (flock): use mode statefulset with statefulset.volumeClaimTemplates" $vol $mode) }}
