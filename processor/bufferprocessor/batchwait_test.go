@@ -13,6 +13,10 @@ import (
 // wait.
 func TestMaxBatchWait(t *testing.T) {
 	const batches, per = 20, 5
+	// The cases that must not wait set the longest wait allowed (a minute): that they are
+	// delivered at all (waitDistinct gives up after 20 s, shutdown after 10 s) shows they did not
+	// wait, with no timing to assert.
+	const forever = time.Minute
 	tests := []struct {
 		name      string
 		wait      time.Duration
@@ -20,14 +24,13 @@ func TestMaxBatchWait(t *testing.T) {
 		shutdown  bool          // shut down right after pushing (memory only: drains)
 		wantCalls int           // 0: not checked
 		minTime   time.Duration // from the first push to the last delivery
-		maxTime   time.Duration
 	}{
-		{"light load gathers into one delivery", 300 * time.Millisecond, 1000, false, 1, 250 * time.Millisecond, 5 * time.Second},
-		{"a delivery's worth goes at once", 10 * time.Second, batches * per, false, 1, 0, 5 * time.Second},
-		{"shutdown does not wait", 10 * time.Second, 1000, true, 1, 0, 5 * time.Second},
+		{"light load gathers into one delivery", 300 * time.Millisecond, 1000, false, 1, 250 * time.Millisecond},
+		{"a delivery's worth goes at once", forever, batches * per, false, 1, 0},
+		{"shutdown does not wait", forever, 1000, true, 1, 0},
 		// buffer 10 holds 50 spans, fewer than max_batch_spans: a full queue must not wait (the
 		// sweep's "buffer 100" run refused most requests before this).
-		{"a full queue goes at once", 10 * time.Second, 1000, false, 0, 0, 5 * time.Second},
+		{"a full queue goes at once", forever, 1000, false, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +65,6 @@ func TestMaxBatchWait(t *testing.T) {
 				assert.Len(t, calls, tt.wantCalls, "deliveries (spans each): %v", calls)
 			}
 			assert.GreaterOrEqual(t, took, tt.minTime)
-			assert.Less(t, took, tt.maxTime)
 		})
 	}
 }

@@ -172,6 +172,23 @@ func (h *harness) shutdown(t *testing.T) {
 	require.NoError(t, h.p.Shutdown(ctx))
 }
 
+// shutdownReturns runs Shutdown and fails the test if it has not returned after 30 s: for tests
+// whose deliveries hang until a deadline cancels them, where a Shutdown that ignored the deadline
+// would otherwise hold the test until the package's timeout. 30 s is a liveness bound, far above
+// the deadlines these tests set (100–200 ms), not a measure of speed.
+func shutdownReturns(t *testing.T, h *harness, ctx context.Context) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- h.p.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("Shutdown did not return: the shutdown deadline did not end the deliveries")
+		return nil
+	}
+}
+
 // sum returns a counter's value, for the data points whose attributes contain attr ("" = all).
 func (h *harness) sum(t *testing.T, name, reason string) int64 {
 	t.Helper()

@@ -29,9 +29,8 @@ func TestShutdownTimeout(t *testing.T) {
 			for i := range 5 {
 				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(i)))
 			}
-			begin := time.Now()
-			require.NoError(t, h.p.Shutdown(context.Background()))
-			assert.Less(t, time.Since(begin), 2*time.Second, "Shutdown without a deadline took too long")
+			// No deadline from the collector: shutdown_timeout must end the hanging deliveries.
+			require.NoError(t, shutdownReturns(t, h, context.Background()))
 			if !withStorage {
 				assert.Equal(t, int64(5), h.sum(t, "processor_buffer_dropped_spans", reasonShutdown))
 				return

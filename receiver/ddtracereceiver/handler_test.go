@@ -247,8 +247,9 @@ func TestRefusalWait(t *testing.T) {
 			if tt.wantTry > 0 {
 				assert.Equal(t, int64(tt.wantTry), next.calls.Load(), "offers to the pipeline")
 			}
+			// A lower bound only: an upper one would be a timed test. A wait that never ended
+			// would hold serve until the test's timeout.
 			assert.GreaterOrEqual(t, took, tt.minTime)
-			assert.Less(t, took, tt.minTime+time.Second)
 		})
 	}
 }

@@ -456,6 +456,15 @@ func slowClient(addr, head string, drip byte, interval, giveUp time.Duration) (a
 	}
 }
 
+// serverTimedOut reports whether a client error means the server never answered (the client's
+// timeout or the test's deadline ran out) rather than that it closed the connection: a server that
+// hangs on hostile input must fail these tests, not pass as "connection closed".
+func serverTimedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		(errors.As(err, &ne) && ne.Timeout())
+}
+
 func errKind(err error) string {
 	switch {
 	case errors.Is(err, io.EOF):
@@ -540,6 +549,8 @@ func TestHostileInput(t *testing.T) {
 	} {
 		code, msg, err := grpcRaw(ctx, g.endpoints.OTLPGRPC, c.frame)
 		switch {
+		case err != nil && serverTimedOut(err):
+			t.Errorf("%-40s no answer: %v", c.name, err)
 		case err != nil:
 			t.Logf("%-40s connection closed: %v", c.name, errKind(err))
 		case code > 0:
@@ -642,6 +653,8 @@ func checkHostileResults(t *testing.T, g *gateway, reqs []hostileRequest, result
 		switch {
 		case r.stock500 != "" && res.status == http.StatusInternalServerError && strings.Contains(res.msg, r.stock500):
 			t.Logf("%-40s %d %.100s (known stock behaviour)", r.name, res.status, res.msg)
+		case res.err != nil && serverTimedOut(res.err):
+			t.Errorf("%-40s no answer: %v", r.name, res.err)
 		case res.err != nil:
 			t.Logf("%-40s connection closed: %v", r.name, errKind(res.err))
 		case res.status >= 400 && res.status < 500:
