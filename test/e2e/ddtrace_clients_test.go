@@ -315,8 +315,9 @@ func waitForDDSpans(ctx context.Context, t *testing.T, g *gateway, want []traces
 	if err := g.es.WaitForDocuments(waitCtx, len(want)+len(failed)); err != nil {
 		t.Fatalf("%v; stand-in stats: %+v", err, g.es.Stats())
 	}
-	// A late duplicate (a tracer retry, a buffer redelivery) would show up within a batch timeout.
-	time.Sleep(1500 * time.Millisecond)
+	// The tracer has exited; once tracegate has flushed and exited too, no late duplicate (a
+	// buffer redelivery) can come.
+	g.stopAndFlush(t)
 	docs := g.es.Documents()
 	checkArrivedOnce(t, docs, want)
 	st := g.es.Stats()

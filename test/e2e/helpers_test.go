@@ -107,6 +107,17 @@ func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
 	return g
 }
 
+// stopAndFlush stops tracegate cleanly (SIGTERM): its buffer delivers what it holds before it
+// exits, so once this returns nothing more can reach the stand-in. Tests call it before they
+// count duplicates, instead of sleeping and hoping late ones have shown up. The cleanup's Stop
+// is then a no-op.
+func (g *gateway) stopAndFlush(t *testing.T) {
+	t.Helper()
+	if err := g.proc.Stop(30 * time.Second); err != nil {
+		t.Fatalf("stopping tracegate: %v", err)
+	}
+}
+
 // choosePorts picks free loopback ports for every listener, writes the overlay config that moves
 // the listeners there and returns the process options (kept for restarts on the same ports).
 func (g *gateway) choosePorts(o gatewayOptions) (collectorproc.Options, error) {

@@ -209,7 +209,8 @@ func TestTLSAndClientAuth(t *testing.T) {
 	if err != nil {
 		t.Errorf("spans over TLS: %v; stand-in has %v", err, st.SpansByService)
 	}
-	time.Sleep(time.Second)
+	// Once tracegate has flushed and exited, nothing refused can still arrive.
+	g.stopAndFlush(t)
 	for svc, n := range want {
 		if got := es.Stats().SpansByService[svc]; got != n {
 			t.Errorf("%s: %d spans in Elasticsearch, want %d (refused requests must not arrive)", svc, got, n)
