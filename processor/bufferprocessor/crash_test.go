@@ -28,12 +28,20 @@ func TestReplayAfterSIGKILL(t *testing.T) {
 	}
 	const batches, per, threads = 200, 10, 4
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReplayAfterSIGKILL$", "-test.count=1") //nolint:gosec // our own test binary
+	// The context bounds a child that never reports (it is killed and its pipe closes, which ends
+	// the scan below); the cleanup makes sure no child outlives the test.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestReplayAfterSIGKILL$", "-test.count=1") //nolint:gosec // our own test binary
 	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, fmt.Sprintf("BUFFERPROCESSOR_CRASH_N=%d", batches))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
 	sc := bufio.NewScanner(out)
 	acked := 0
 	for sc.Scan() {
@@ -44,9 +52,9 @@ func TestReplayAfterSIGKILL(t *testing.T) {
 			break
 		}
 	}
-	require.Equal(t, batches, acked, "child did not acknowledge its batches")
+	require.Equal(t, batches, acked, "child did not acknowledge its batches (or timed out)")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	_ = cmd.Wait() // "signal: killed" is the expected outcome
+	_ = cmd.Wait() // "signal: killed" is the expected outcome; the cleanup's Wait then returns at once
 
 	rec := newRecorder()
 	cfg := diskCfg(dir, ModeWriteAhead, FsyncInterval)
@@ -76,8 +84,8 @@ func crashChild(t *testing.T, dir string) {
 	}
 	// At least one delivery must have started (and so been marked dispatched) before the kill, or
 	// the duplicates-possible assertion races with the workers on a loaded machine.
-	for rec.n.Load() == 0 {
-		time.Sleep(time.Millisecond)
+	for deadline := time.Now().Add(time.Minute); rec.n.Load() == 0; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "no delivery started")
 	}
 	fmt.Printf("ACKED %d\n", n)
 	select {} // killed here
