@@ -113,6 +113,18 @@ func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
 			return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception",
 				fmt.Sprintf("Action/metadata line [%d] is invalid: %v", line, err)}
 		}
+		// op_type "create" on an index action makes it a create, reported under "create" (legal
+		// on a data stream), as in Elasticsearch.
+		switch it.meta.OpType {
+		case "", "index":
+		case "create":
+			if it.action == "index" {
+				it.action = "create"
+			}
+		default:
+			return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception",
+				fmt.Sprintf("opType must be 'create' or 'index', found: [%s]", it.meta.OpType)}
+		}
 		if it.meta.Index == "" {
 			it.meta.Index = defaultIndex
 		}
@@ -159,6 +171,11 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex
 		return
 	}
 	requireDS := r.URL.Query().Get("require_data_stream") == "true"
+	for i := range items { // the request's pipeline is every item's default
+		if items[i].meta.Pipeline == "" {
+			items[i].meta.Pipeline = r.URL.Query().Get("pipeline")
+		}
+	}
 
 	results := make([]any, 0, len(items))
 	accepted := make([]Document, 0, len(items))
@@ -236,6 +253,12 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 	if it.action == "update" || it.action == "delete" {
 		return Document{}, name, &itemError{http.StatusBadRequest, "illegal_argument_exception",
 			"[es-standin] the [" + it.action + "] action is not implemented by the stand-in"}
+	}
+	if p := it.meta.Pipeline; p != "" && p != "_none" {
+		// The stand-in has no ingest pipelines: Elasticsearch refuses an item naming one that
+		// does not exist, rather than indexing it unprocessed.
+		return Document{}, name, &itemError{http.StatusBadRequest, "illegal_argument_exception",
+			"pipeline with id [" + p + "] does not exist"}
 	}
 	if reason := invalidIndexName(name); reason != "" {
 		return Document{}, name, &itemError{http.StatusBadRequest, "invalid_index_name_exception",

@@ -10,14 +10,7 @@ import (
 // "**" for any depth. Arrays are transparent, as in Elasticsearch. Exclusions ("-path") are not
 // supported and are ignored, so the response is never narrower than asked.
 func filterPath(v any, filter string) any {
-	var patterns [][]string
-	for _, p := range strings.Split(filter, ",") {
-		p = strings.TrimSpace(p)
-		if p == "" || strings.HasPrefix(p, "-") {
-			continue
-		}
-		patterns = append(patterns, strings.Split(p, "."))
-	}
+	patterns := parseFilter(filter)
 	if len(patterns) == 0 {
 		return v
 	}
@@ -26,6 +19,28 @@ func filterPath(v any, filter string) any {
 		return map[string]any{}
 	}
 	return out
+}
+
+// parseFilter splits a filter_path into patterns of path segments. Consecutive "**" mean what one
+// does, and are merged: each "**" multiplies the patterns advance carries (a crafted filter of a
+// hundred of them would otherwise cost exponential time).
+func parseFilter(filter string) [][]string {
+	var patterns [][]string
+	for _, p := range strings.Split(filter, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" || strings.HasPrefix(p, "-") {
+			continue
+		}
+		var segs []string
+		for _, seg := range strings.Split(p, ".") {
+			if seg == "**" && len(segs) > 0 && segs[len(segs)-1] == "**" {
+				continue
+			}
+			segs = append(segs, seg)
+		}
+		patterns = append(patterns, segs)
+	}
+	return patterns
 }
 
 // filterValue returns the parts of v selected by patterns, and false when nothing is selected.
@@ -63,11 +78,19 @@ func filterValue(v any, patterns [][]string) (any, bool) {
 
 // advance moves every pattern past key: whole is true when some pattern ends at key (the value is
 // kept as is); next holds the patterns that continue below it.
+// The same remaining pattern reached in several ways is kept once, so the set stays bounded by the
+// filter's suffixes.
 func advance(patterns [][]string, key string) (next [][]string, whole bool) {
+	seen := map[string]bool{}
 	for _, p := range patterns {
 		n, w := advanceOne(p, key)
 		whole = whole || w
-		next = append(next, n...)
+		for _, q := range n {
+			if k := strings.Join(q, "."); !seen[k] {
+				seen[k] = true
+				next = append(next, q)
+			}
+		}
 	}
 	return next, whole
 }

@@ -2,6 +2,8 @@ package esstandin
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -20,6 +22,8 @@ func TestFilterPath(t *testing.T) {
 		{"items.create._id", `{"items":[{"create":{"_id":"1"}}]}`},
 		{"nothing", `{}`},
 		{"-took", resp},
+		{"**.**.**.type", `{"items":[{"index":{"error":{"caused_by":{"type":"z"},"type":"x"}}}]}`},
+		{"items.**.caused_by.**", `{"items":[{"index":{"error":{"caused_by":{"type":"z"}}}}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.filter, func(t *testing.T) {
@@ -40,5 +44,22 @@ func TestFilterPath(t *testing.T) {
 				t.Errorf("filter %q\n got %s\nwant %s", tt.filter, got, wantB)
 			}
 		})
+	}
+}
+
+// TestFilterPathPatternsStayBounded: a filter of many "**" is one "**", and advancing never
+// carries the same remaining pattern twice, so a crafted filter_path cannot cost exponential
+// time: the patterns carried at every level of a deep response stay at the filter's few suffixes.
+func TestFilterPathPatternsStayBounded(t *testing.T) {
+	filter := strings.Repeat("**.", 100) + "a.**.**.b"
+	patterns := parseFilter(filter)
+	if want := [][]string{{"**", "a", "**", "b"}}; !reflect.DeepEqual(patterns, want) {
+		t.Fatalf("parsed %v, want %v", patterns, want)
+	}
+	for depth := range 20 {
+		patterns, _ = advance(patterns, "a")
+		if len(patterns) > 3 { // "**.a.**.b", "**.b", "b" at most
+			t.Fatalf("depth %d: %d patterns carried: %v", depth, len(patterns), patterns)
+		}
 	}
 }

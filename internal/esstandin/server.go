@@ -1,8 +1,10 @@
 package esstandin
 
 import (
+	"bufio"
 	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"encoding/json"
 	"errors"
@@ -177,7 +179,7 @@ func (s *Server) WaitForDocuments(ctx context.Context, n int) error {
 	return s.store.waitUntil(ctx, func(st Stats) bool { return st.Documents >= n })
 }
 
-// WaitForSpans blocks until n span documents (in traces-* indices) were accepted or ctx ends.
+// WaitForSpans blocks until n span documents (see isSpanIndex) were accepted or ctx ends.
 func (s *Server) WaitForSpans(ctx context.Context, n int) error {
 	return s.store.waitUntil(ctx, func(st Stats) bool { return st.spans() >= n })
 }
@@ -435,7 +437,18 @@ func readBody(r *http.Request, limit int64) ([]byte, *requestError) {
 		}
 		body = zr
 	case "deflate":
-		body = flate.NewReader(r.Body)
+		// HTTP's deflate is zlib-wrapped (RFC 9110), but clients also send raw DEFLATE, and
+		// Elasticsearch (Netty) accepts both: a zlib header decides.
+		br := bufio.NewReader(r.Body)
+		if h, err := br.Peek(2); err == nil && h[0]&0x0f == 8 && (uint16(h[0])<<8|uint16(h[1]))%31 == 0 {
+			zr, err := zlib.NewReader(br)
+			if err != nil {
+				return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception", "invalid deflate body: " + err.Error()}
+			}
+			body = zr
+		} else {
+			body = flate.NewReader(br)
+		}
 	default:
 		return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception", "unsupported Content-Encoding [" + enc + "]"}
 	}

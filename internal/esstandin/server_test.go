@@ -2,13 +2,16 @@ package esstandin
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +95,25 @@ func bulkItems(t *testing.T, url, body string) []bulkItemResult {
 	return out
 }
 
+// bulkActions returns the key each item of a bulk response is reported under.
+func bulkActions(t *testing.T, url, body string) []string {
+	t.Helper()
+	_, b := post(t, url, "application/x-ndjson", []byte(body), nil)
+	var r struct {
+		Items []map[string]json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	var out []string
+	for _, it := range r.Items {
+		for k := range it {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 func TestBulkItems(t *testing.T) {
 	const spanDoc = `{"@timestamp":"1700000000000.0","span_id":"0405","resource":{"attributes":{"service.name":"cart"}}}`
 	tests := []struct {
@@ -102,6 +124,7 @@ func TestBulkItems(t *testing.T) {
 		wantStatus []int
 		wantIndex  []string
 		wantError  []string
+		wantAction []string // the key each item is reported under; nil: not checked
 	}{
 		{
 			name: "create into an otel data stream", query: "?require_data_stream=true",
@@ -122,6 +145,22 @@ func TestBulkItems(t *testing.T) {
 			name:       "index op into a data stream",
 			body:       `{"index":{"_index":"logs-app-default"}}` + "\n" + spanDoc + "\n",
 			wantStatus: []int{400}, wantIndex: []string{".ds-logs-app-default-2026.11.30-000001"}, wantError: []string{"illegal_argument_exception"},
+		},
+		{
+			name:       "index op with op_type create into a data stream",
+			body:       `{"index":{"_index":"logs-app-default","op_type":"create"}}` + "\n" + spanDoc + "\n",
+			wantStatus: []int{201}, wantIndex: []string{".ds-logs-app-default-2026.11.30-000001"}, wantError: []string{""},
+			wantAction: []string{"create"},
+		},
+		{
+			name:       "a pipeline that does not exist",
+			body:       `{"create":{"_index":"plain","pipeline":"geoip"}}` + "\n" + `{"a":1}` + "\n" + `{"create":{"_index":"plain","pipeline":"_none"}}` + "\n" + `{"a":1}` + "\n",
+			wantStatus: []int{400, 201}, wantIndex: []string{"plain", "plain"}, wantError: []string{"illegal_argument_exception", ""},
+		},
+		{
+			name: "the request's pipeline applies to every item", query: "?pipeline=geoip",
+			body:       `{"create":{"_index":"plain"}}` + "\n" + `{"a":1}` + "\n",
+			wantStatus: []int{400}, wantIndex: []string{"plain"}, wantError: []string{"illegal_argument_exception"},
 		},
 		{
 			name:       "data stream document without @timestamp",
@@ -162,6 +201,11 @@ func TestBulkItems(t *testing.T) {
 				url = hs.URL + "/frompath/_bulk"
 			}
 			items := bulkItems(t, url+tt.query, tt.body)
+			if tt.wantAction != nil {
+				if got := bulkActions(t, url+tt.query, tt.body); !slices.Equal(got, tt.wantAction) {
+					t.Errorf("items reported under %v, want %v", got, tt.wantAction)
+				}
+			}
 			if len(items) != len(tt.wantStatus) {
 				t.Fatalf("%d items, want %d", len(items), len(tt.wantStatus))
 			}
@@ -194,6 +238,7 @@ func TestBulkRequestErrors(t *testing.T) {
 		{"unknown action", "application/json", `{"upsert":{"_index":"a"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"two actions on a line", "application/json", `{"create":{},"index":{}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"unknown parameter", "application/json", `{"create":{"_index":"a","colour":"red"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
+		{"unknown op_type", "application/json", `{"index":{"_index":"a","op_type":"upsert"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"no index anywhere", "application/json", `{"create":{}}` + "\n{}\n", nil, 400, "action_request_validation_exception"},
 		{"missing source", "application/json", `{"create":{"_index":"a"}}` + "\n", nil, 400, "action_request_validation_exception"},
 		{"no content type", "", big, nil, 406, "media_type_header_exception"},
@@ -497,5 +542,31 @@ func TestCountOnly(t *testing.T) {
 	}
 	if _, err := New(Options{CountOnly: true, KeepDocuments: true}); err == nil {
 		t.Error("CountOnly with KeepDocuments accepted")
+	}
+}
+
+// TestDeflateBodies: Content-Encoding deflate is zlib-wrapped in HTTP, and raw DEFLATE is
+// accepted too, as Elasticsearch accepts both.
+func TestDeflateBodies(t *testing.T) {
+	const body = `{"create":{"_index":"plain"}}` + "\n" + `{"a":1}` + "\n"
+	var zlibBody, rawBody bytes.Buffer
+	zw := zlib.NewWriter(&zlibBody)
+	fw, _ := flate.NewWriter(&rawBody, flate.DefaultCompression)
+	for _, w := range []io.WriteCloser{zw, fw} {
+		if _, err := io.WriteString(w, body); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, b := range map[string][]byte{"zlib": zlibBody.Bytes(), "raw": rawBody.Bytes()} {
+		t.Run(name, func(t *testing.T) {
+			s, hs := newTestServer(t, Options{})
+			resp, out := post(t, hs.URL+"/_bulk", "application/json", b, map[string]string{"Content-Encoding": "deflate"})
+			if resp.StatusCode != 200 || s.Stats().Documents != 1 {
+				t.Errorf("status %d, %d documents: %s", resp.StatusCode, s.Stats().Documents, out)
+			}
+		})
 	}
 }

@@ -1,10 +1,12 @@
 package esstandin
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func do(t *testing.T, method, url, body string) (int, string) {
@@ -91,5 +93,27 @@ func TestBefore812(t *testing.T) {
 	}
 	if items := bulkItems(t, hs.URL+"/_bulk", doc); items[0].Status != 201 || items[0].Index != "tracegate-traces-2026.11.30" {
 		t.Errorf("7.17 plain index: %+v", items[0])
+	}
+}
+
+// TestPlainIndicesHoldSpans: the plain mapping's daily indices count as spans, so WaitForSpans
+// works for configs/elasticsearch/plain.yaml as for the data streams.
+func TestPlainIndicesHoldSpans(t *testing.T) {
+	s, hs := newTestServer(t, Options{Version: "8.5.3"})
+	doc := `{"create":{"_index":"tracegate-traces-2026.11.30"}}` + "\n" +
+		`{"@timestamp":"2026-11-30T00:00:00Z","TraceId":"01","SpanId":"02","Resource":{"service.name":"cart"}}` + "\n" +
+		`{"create":{"_index":"other-2026.11.30"}}` + "\n" + `{"Resource":{"service.name":"not-a-span"}}` + "\n"
+	for _, it := range bulkItems(t, hs.URL+"/_bulk", doc) {
+		if it.Status != 201 {
+			t.Fatalf("item %+v", it)
+		}
+	}
+	if st := s.Stats(); st.SpansByService["cart"] != 1 || len(st.SpansByService) != 1 || st.Documents != 2 {
+		t.Errorf("stats %+v: want one span, of cart, in two documents", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.WaitForSpans(ctx, 1); err != nil {
+		t.Error(err)
 	}
 }

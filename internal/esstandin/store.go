@@ -29,7 +29,8 @@ type Document struct {
 type Stats struct {
 	Documents int            `json:"documents"`
 	ByIndex   map[string]int `json:"by_index"`
-	// SpansByService counts span documents — those in traces-* indices and data streams — by the
+	// SpansByService counts span documents — those in traces-* indices and data streams, and in
+	// the plain mode's tracegate-traces-* daily indices — by the
 	// service name they carry (resource.attributes.service.name in otel mode, service.name in ECS
 	// mode; "" when a document has none). Span events and logs are not spans.
 	SpansByService map[string]int `json:"spans_by_service"`
@@ -50,6 +51,12 @@ func (st Stats) spans() int {
 		n += c
 	}
 	return n
+}
+
+// isSpanIndex reports whether documents written to index are spans: the traces-* data streams
+// (otel and ecs mappings) and the tracegate-traces-* daily indices of configs/elasticsearch/plain.yaml.
+func isSpanIndex(index string) bool {
+	return strings.HasPrefix(index, "traces-") || strings.HasPrefix(index, "tracegate-traces-")
 }
 
 // store records accepted documents. Documents are kept in memory only when keepDocs is set, so
@@ -90,7 +97,7 @@ func (s *store) add(docs []Document) error {
 	for _, d := range docs {
 		s.stats.Documents++
 		s.stats.ByIndex[d.Index]++
-		if strings.HasPrefix(d.Index, "traces-") {
+		if isSpanIndex(d.Index) {
 			s.stats.SpansByService[d.service]++
 		}
 		// Duplicates are tracked only with keepDocs: the key set grows with every span, and long
