@@ -192,13 +192,17 @@ func TestExamples(t *testing.T) {
 
 			objs := decodeAll(t, files)
 			checkObjects(t, objs)
+			var env []corev1.EnvVar
+			for _, pod := range objs.pods() {
+				env = pod.Spec.Containers[0].Env
+			}
 			for _, cm := range objs.configMaps {
 				cfg, ok := cm.Data["config.yaml"]
 				if !ok {
 					t.Errorf("ConfigMap %s has no config.yaml", cm.Name)
 					continue
 				}
-				validateConfig(t, bin, cfg)
+				validateConfig(t, bin, cfg, env)
 			}
 			if notes := out["tracegate/templates/NOTES.txt"]; !strings.Contains(notes, "tracegate") {
 				t.Errorf("NOTES.txt rendered to %q", notes)
@@ -432,15 +436,30 @@ func keys[V any](m map[string]V) []string {
 }
 
 // validateConfig runs `tracegate validate` on a rendered config, with the environment the chart
-// gives the container.
-func validateConfig(t *testing.T, bin, cfg string) {
+// gives the container and nothing else of this process's (a variable the config needs but the
+// chart does not set must fail here): literal values as they are, the pod IP as 127.0.0.1, and
+// a placeholder for what comes from Secrets and other references.
+func validateConfig(t *testing.T, bin, cfg string, env []corev1.EnvVar) {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(f, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "validate", "--config", f)
-	cmd.Env = append(os.Environ(), "TRACEGATE_BUFFER_DIR="+t.TempDir(), "MY_POD_IP=127.0.0.1")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	for _, e := range env {
+		v := e.Value
+		switch {
+		case e.ValueFrom == nil:
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP":
+			v = "127.0.0.1"
+		case strings.HasSuffix(e.Name, "_URL"): // a URL from a Secret
+			v = "https://from-secret.invalid:9200"
+		default:
+			v = "from-" + e.Name
+		}
+		cmd.Env = append(cmd.Env, e.Name+"="+v)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
