@@ -149,8 +149,8 @@ func TestDefaults(t *testing.T) {
 	pod := onlyPod(t, o)
 	c := pod.Containers[0]
 	e := env(c)
-	if got := e["GOMEMLIMIT"].Value; got != "1638MiB" {
-		t.Errorf("GOMEMLIMIT = %q, want 1638MiB (80%% of 2Gi)", got)
+	if got := e["GOMEMLIMIT"].Value; got != "1843MiB" {
+		t.Errorf("GOMEMLIMIT = %q, want 1843MiB (90%% of 2Gi)", got)
 	}
 	if _, ok := e["TRACEGATE_BUFFER_DIR"]; ok {
 		t.Error("TRACEGATE_BUFFER_DIR set without buffer storage")
@@ -261,7 +261,7 @@ func TestAutoscalingStatefulset(t *testing.T) {
 }
 
 func TestGOMEMLIMIT(t *testing.T) {
-	for limit, want := range map[string]string{"512Mi": "409MiB", "1Gi": "819MiB", "1.5Gi": "1228MiB", "1G": "762MiB", "1073741824": "819MiB", "4Gi": "3276MiB"} {
+	for limit, want := range map[string]string{"512Mi": "460MiB", "1Gi": "921MiB", "1.5Gi": "1382MiB", "1G": "858MiB", "1073741824": "921MiB", "4Gi": "3686MiB"} {
 		o := renderObjects(t, "resources: {limits: {memory: '"+limit+"'}}")
 		if got := env(onlyPod(t, o).Containers[0])["GOMEMLIMIT"].Value; got != want {
 			t.Errorf("limit %s: GOMEMLIMIT %q, want %q", limit, got, want)

@@ -98,10 +98,12 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- $bytes }}
 {{- end }}
 
-{{/* GOMEMLIMIT: 80% of the memory limit, in MiB (the Go runtime's own syntax). */}}
+{{/* GOMEMLIMIT: 90% of the memory limit, in MiB (the Go runtime's own syntax). Above the
+     memory_limiter's 80% (of heap in use, which is less than what GOMEMLIMIT counts), so the
+     limiter refuses data before the garbage collector starts running flat out to hold the limit. */}}
 {{- define "tracegate.gomemlimit" -}}
 {{- $bytes := include "tracegate.quantityToBytes" . | float64 }}
-{{- printf "%dMiB" (divf (mulf $bytes 0.8) 1048576 | floor | int64) }}
+{{- printf "%dMiB" (divf (mulf $bytes 0.9) 1048576 | floor | int64) }}
 {{- end }}
 
 {{/* Checks of the values that the schema cannot express; fail with a message saying what to do. */}}
