@@ -398,13 +398,13 @@ func (q *queue) stop() {
 	q.mu.Unlock()
 }
 
-// abandon handles a delivery that will not complete (shutdown): with storage, the batch is
-// written to disk as one record (disk items are simply left unacknowledged unless they are part
-// of that record); without, it is counted as dropped. It returns the spans that were lost.
+// abandon handles a delivery that will not complete (shutdown): with storage, what is left of it
+// (td: the items' batch, less the parts already delivered) is written to disk as one record
+// (disk items are simply left unacknowledged unless they are part of that record); without, it
+// is counted as dropped. It returns the spans that were lost.
 func (q *queue) abandon(items []item, td ptrace.Traces) int64 {
-	var memSpans, allSpans int64
+	var memSpans int64
 	for _, it := range items {
-		allSpans += it.spans
 		if !it.onDisk {
 			memSpans += it.spans
 		}
@@ -412,18 +412,20 @@ func (q *queue) abandon(items []item, td ptrace.Traces) int64 {
 	if memSpans == 0 {
 		return 0 // every record is on disk, unacknowledged: replayed after restart
 	}
+	left := int64(td.SpanCount())
 	if q.log == nil {
-		q.onDrop(reasonShutdown, allSpans)
-		return allSpans
+		q.onDrop(reasonShutdown, left)
+		return left
 	}
 	var m ptrace.ProtoMarshaler
 	payload, err := m.MarshalTraces(td)
 	if err == nil {
-		_, _, err = q.log.Append(payload, allSpans, items[0].enqueued, false)
+		_, _, err = q.log.Append(payload, left, items[0].enqueued, false)
 	}
 	if err != nil {
-		q.onDrop(reasonShutdown, memSpans)
-		return memSpans
+		lost := min(memSpans, left) // the disk items' records are replayed
+		q.onDrop(reasonShutdown, lost)
+		return lost
 	}
 	// The merged record now holds the disk items' data too: release their old records.
 	_ = q.ack(items) // a failed ack only means a duplicate after restart

@@ -105,6 +105,36 @@ func (p *bufferProcessor) deliver(items []item) {
 			p.logger.Warn("Recording a dispatch in the disk buffer failed", zap.Error(err))
 		}
 	}
+	// A single batch above maxDeliveryBytes (one huge request) goes in parts: a next consumer
+	// with a size limit (an OTLP/HTTP gateway: 8 MiB) would refuse it whole, permanently.
+	parts := splitBySize(td, maxDeliveryBytes)
+	if len(parts) > 1 {
+		defer releaseParts(parts, td)
+		p.logger.Debug("Delivering a large batch in parts", zap.Int64("spans", spans), zap.Int("parts", len(parts)))
+	}
+	for i, part := range parts {
+		if !p.deliverPart(part) {
+			// Shutdown stopped the delivery: what is not delivered yet goes to disk (or is
+			// counted as lost without storage).
+			rest := mergeParts(parts[i:])
+			p.lostAtShutdown.Add(p.q.abandon(items, rest))
+			if len(parts)-i > 1 {
+				pref.UnrefTraces(rest) // merged here; the parts in it are empty now
+			}
+			return
+		}
+	}
+	p.finish(items)
+	now := time.Now()
+	for _, it := range items {
+		p.tel.ProcessorBufferTime.Record(p.ctx, now.Sub(it.enqueued).Seconds())
+	}
+}
+
+// deliverPart sends td until the next consumer accepts it, it fails permanently or max_elapsed
+// runs out (both dropped and counted), or shutdown stops retries (false).
+func (p *bufferProcessor) deliverPart(td ptrace.Traces) bool {
+	spans := int64(td.SpanCount())
 	start := time.Now()
 	bo := newBackoff(p.cfg.Retry)
 	for {
@@ -112,35 +142,26 @@ func (p *bufferProcessor) deliver(items []item) {
 		if err != nil && p.deliverCtx.Err() != nil {
 			// Shutdown's deadline cancelled the delivery: whatever the error says (permanent, or
 			// max_elapsed running out now), the batch goes to disk when there is storage.
-			p.lostAtShutdown.Add(p.q.abandon(items, td))
-			return
+			return false
 		}
 		if err == nil {
-			p.finish(items)
 			p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
-			now := time.Now()
-			for _, it := range items {
-				p.tel.ProcessorBufferTime.Record(p.ctx, now.Sub(it.enqueued).Seconds())
-			}
-			return
+			return true
 		}
 		if consumererror.IsPermanent(err) {
-			p.finish(items)
 			p.countDrop(reasonPermanent, spans)
 			p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", spans), zap.Error(err))
-			return
+			return true
 		}
 		wait, again := bo.next(time.Since(start))
 		if !again {
-			p.finish(items)
 			p.countDrop(reasonExhausted, spans)
 			p.logger.Error("Dropping spans: retry.max_elapsed exceeded", zap.Int64("spans", spans), zap.Duration("max_elapsed", p.cfg.Retry.MaxElapsed), zap.Error(err))
-			return
+			return true
 		}
 		p.tel.ProcessorBufferRetries.Add(p.ctx, 1)
 		if !p.pause(wait) {
-			p.lostAtShutdown.Add(p.q.abandon(items, td))
-			return
+			return false
 		}
 	}
 }
