@@ -68,6 +68,7 @@ type gatewayOptions struct {
 	overlays  []string
 	esVersion string
 	beforeRun func(t *testing.T, es *esstandin.Server)
+	env       []string // added to tracegate's environment
 }
 
 func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
@@ -141,7 +142,7 @@ func (g *gateway) choosePorts(o gatewayOptions) (collectorproc.Options, error) {
 	g.opts = collectorproc.Options{
 		Binary:    g.binary,
 		Args:      append(args, "--config", overlayPath),
-		Env:       []string{"ELASTICSEARCH_URL=" + g.es.URL() + "," + g.es.URL(), "TRACEGATE_BUFFER_DIR=" + g.bufferDir},
+		Env:       append([]string{"ELASTICSEARCH_URL=" + g.es.URL() + "," + g.es.URL(), "TRACEGATE_BUFFER_DIR=" + g.bufferDir}, o.env...),
 		HealthURL: "http://" + l.Health + "/",
 	}
 	return g.opts, nil
