@@ -195,12 +195,14 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex
 		} else {
 			accepted = append(accepted, doc)
 			res["_id"] = doc.ID
-			res["_version"] = 1
-			res["result"] = "created"
+			res["_version"] = doc.version
+			res["result"], res["status"] = "created", http.StatusCreated
+			if doc.version > 1 {
+				res["result"], res["status"] = "updated", http.StatusOK
+			}
 			res["_shards"] = map[string]any{"total": 1, "successful": 1, "failed": 0}
 			res["_seq_no"] = s.seqNo.Add(1) - 1
 			res["_primary_term"] = 1
-			res["status"] = http.StatusCreated
 		}
 		results = append(results, map[string]any{it.action: res})
 	}
@@ -286,13 +288,13 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 			"[1:1] failed to parse: " + err.Error()}
 	}
 	_, hasTimestamp := fields["@timestamp"]
-	id, ierr := s.documentID(it, name, tgt, hasTimestamp)
+	id, version, ierr := s.documentID(it, name, tgt, hasTimestamp)
 	if ierr != nil {
 		return Document{}, tgt.backingIndex, ierr
 	}
 	src := make([]byte, len(it.source))
 	copy(src, it.source)
-	doc := Document{Index: name, ID: id, Source: src, SpanID: spanIDOf(fields), service: serviceOf(fields)}
+	doc := Document{Index: name, ID: id, Source: src, SpanID: spanIDOf(fields), service: serviceOf(fields), version: version}
 	if doc.SpanID != "" {
 		// Span events (otel mode: one log document per event) share their span's id, so the event
 		// name and timestamp are part of what makes a document a duplicate.
@@ -303,28 +305,30 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 
 // countOnlyItem is indexItem's end for Options.CountOnly: no parsing, no copy of the source.
 func (s *Server) countOnlyItem(it bulkItem, name string, tgt target) (Document, string, *itemError) {
-	id, ierr := s.documentID(it, name, tgt, bytes.Contains(it.source, []byte(`"@timestamp"`)))
+	id, version, ierr := s.documentID(it, name, tgt, bytes.Contains(it.source, []byte(`"@timestamp"`)))
 	if ierr != nil {
 		return Document{}, tgt.backingIndex, ierr
 	}
-	return Document{Index: name, ID: id, service: scanService(it.source)}, tgt.backingIndex, nil
+	return Document{Index: name, ID: id, service: scanService(it.source), version: version}, tgt.backingIndex, nil
 }
 
-// documentID applies the data stream's @timestamp rule and returns the document's id: the one
-// the client gave (a conflict if it exists) or a new one.
-func (s *Server) documentID(it bulkItem, name string, tgt target, hasTimestamp bool) (string, *itemError) {
+// documentID applies the data stream's @timestamp rule and returns the document's id and
+// version: the id the client gave or a new one. With a given id, create conflicts with an existing
+// document, and index overwrites it (the next version), as in Elasticsearch.
+func (s *Server) documentID(it bulkItem, name string, tgt target, hasTimestamp bool) (string, int64, *itemError) {
 	if tgt.dataStream && !hasTimestamp {
-		return "", &itemError{http.StatusBadRequest, "document_parsing_exception", "data stream timestamp field [@timestamp] is missing"}
+		return "", 0, &itemError{http.StatusBadRequest, "document_parsing_exception", "data stream timestamp field [@timestamp] is missing"}
 	}
 	id := it.meta.ID
 	if id == "" {
-		return "sd" + strconv.FormatInt(s.idSeq.Add(1), 36), nil
+		return "sd" + strconv.FormatInt(s.idSeq.Add(1), 36), 1, nil
 	}
-	if !s.claimID(name, id) {
-		return "", &itemError{http.StatusConflict, "version_conflict_engine_exception",
-			"[" + id + "]: version conflict, document already exists (current version [1])"}
+	version, ok := s.nextVersion(name, id, it.action == "create")
+	if !ok {
+		return "", 0, &itemError{http.StatusConflict, "version_conflict_engine_exception",
+			"[" + id + "]: version conflict, document already exists (current version [" + strconv.FormatInt(version, 10) + "])"}
 	}
-	return id, nil
+	return id, version, nil
 }
 
 // scanService finds the value of the first "service.name" key (otel and raw shapes) or, failing
@@ -343,16 +347,17 @@ func scanService(src []byte) string {
 	return ""
 }
 
-// claimID records an explicit document id, reporting false when it exists already.
-func (s *Server) claimID(index, id string) bool {
+// nextVersion records a write of an explicit document id and returns the document's new version
+// (1: created). With create set, an existing document is a conflict: ok false, with its version.
+func (s *Server) nextVersion(index, id string, create bool) (version int64, ok bool) {
 	s.idsMu.Lock()
 	defer s.idsMu.Unlock()
 	key := index + "/" + id
-	if _, ok := s.ids[key]; ok {
-		return false
+	if v, exists := s.ids[key]; exists && create {
+		return v, false
 	}
-	s.ids[key] = struct{}{}
-	return true
+	s.ids[key]++
+	return s.ids[key], true
 }
 
 // invalidIndexName applies Elasticsearch's index name rules, returning why a name is invalid.

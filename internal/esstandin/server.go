@@ -59,7 +59,7 @@ type Server struct {
 	idSeq   atomic.Int64
 
 	idsMu sync.Mutex
-	ids   map[string]struct{}
+	ids   map[string]int64 // "index/id" of documents with an id the client gave → their version
 
 	mu       sync.Mutex
 	srv      *http.Server
@@ -93,7 +93,7 @@ func New(opts Options) (*Server, error) {
 		catalog: newCatalog(opts.Version, func() string { return time.Now().UTC().Format("2006.01.02") }),
 		store:   st,
 		setup:   newSetupStore(),
-		ids:     map[string]struct{}{},
+		ids:     map[string]int64{},
 		conns:   map[net.Conn]struct{}{},
 	}
 	s.faults.Store(&Faults{})
@@ -170,7 +170,7 @@ func (s *Server) Documents() []Document { return s.store.documents() }
 func (s *Server) Reset() {
 	s.store.reset()
 	s.idsMu.Lock()
-	s.ids = map[string]struct{}{}
+	s.ids = map[string]int64{}
 	s.idsMu.Unlock()
 }
 

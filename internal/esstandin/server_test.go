@@ -183,6 +183,11 @@ func TestBulkItems(t *testing.T) {
 			wantStatus: []int{201, 409}, wantIndex: []string{"plain", "plain"}, wantError: []string{"", "version_conflict_engine_exception"},
 		},
 		{
+			name:       "index with an existing id overwrites it",
+			body:       `{"index":{"_index":"plain","_id":"x"}}` + "\n" + `{"a":1}` + "\n" + `{"index":{"_index":"plain","_id":"x"}}` + "\n" + `{"a":2}` + "\n" + `{"create":{"_index":"plain","_id":"x"}}` + "\n" + `{"a":3}` + "\n",
+			wantStatus: []int{201, 200, 409}, wantIndex: []string{"plain", "plain", "plain"}, wantError: []string{"", "", "version_conflict_engine_exception"},
+		},
+		{
 			name:       "invalid index name",
 			body:       `{"create":{"_index":"Traces"}}` + "\n" + `{"a":1}` + "\n",
 			wantStatus: []int{400}, wantIndex: []string{"Traces"}, wantError: []string{"invalid_index_name_exception"},
@@ -568,5 +573,30 @@ func TestDeflateBodies(t *testing.T) {
 				t.Errorf("status %d, %d documents: %s", resp.StatusCode, s.Stats().Documents, out)
 			}
 		})
+	}
+}
+
+// TestIndexOverwrites: an index action on an existing id replaces the document, as in
+// Elasticsearch: one document, the new source, version 2, "updated".
+func TestIndexOverwrites(t *testing.T) {
+	s, hs := newTestServer(t, Options{})
+	body := `{"index":{"_index":"plain","_id":"x"}}` + "\n" + `{"a":1}` + "\n"
+	bulkItems(t, hs.URL+"/_bulk", body)
+	_, b := post(t, hs.URL+"/_bulk", "application/json", []byte(strings.Replace(body, `{"a":1}`, `{"a":2}`, 1)), nil)
+	var r struct {
+		Items []map[string]struct {
+			Version int    `json:"_version"`
+			Result  string `json:"result"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if it := r.Items[0]["index"]; it.Version != 2 || it.Result != "updated" {
+		t.Errorf("second write: %s", b)
+	}
+	docs := s.Documents()
+	if st := s.Stats(); st.Documents != 1 || len(docs) != 1 || string(docs[0].Source) != `{"a":2}` {
+		t.Errorf("stats %+v, documents %v: want the one document, with the new source", st, docs)
 	}
 }

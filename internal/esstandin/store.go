@@ -23,6 +23,7 @@ type Document struct {
 
 	dedupKey string // what two copies of one document share; empty when unknown
 	service  string
+	version  int64 // > 1: an index action overwrote the document of this index and id
 }
 
 // Stats are the stand-in's counters since start or the last Reset.
@@ -95,21 +96,10 @@ func (s *store) add(docs []Document) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, d := range docs {
-		s.stats.Documents++
-		s.stats.ByIndex[d.Index]++
-		if isSpanIndex(d.Index) {
-			s.stats.SpansByService[d.service]++
-		}
-		// Duplicates are tracked only with keepDocs: the key set grows with every span, and long
-		// benchmark runs must stay in bounded memory.
-		if s.keepDocs && d.dedupKey != "" {
-			s.spans[d.dedupKey]++
-			if s.spans[d.dedupKey] > 1 {
-				s.stats.DuplicateSpans++
-			}
-		}
-		if s.keepDocs {
-			s.docs = append(s.docs, d)
+		if d.version > 1 {
+			s.replaceLocked(d)
+		} else {
+			s.countLocked(d)
 		}
 		if s.record != nil {
 			line, err := json.Marshal(d)
@@ -131,6 +121,39 @@ func (s *store) add(docs []Document) error {
 		s.changed = make(chan struct{})
 	}
 	return nil
+}
+
+// countLocked counts and keeps a new document.
+func (s *store) countLocked(d Document) {
+	s.stats.Documents++
+	s.stats.ByIndex[d.Index]++
+	if isSpanIndex(d.Index) {
+		s.stats.SpansByService[d.service]++
+	}
+	// Duplicates are tracked only with keepDocs: the key set grows with every span, and long
+	// benchmark runs must stay in bounded memory.
+	if s.keepDocs && d.dedupKey != "" {
+		s.spans[d.dedupKey]++
+		if s.spans[d.dedupKey] > 1 {
+			s.stats.DuplicateSpans++
+		}
+	}
+	if s.keepDocs {
+		s.docs = append(s.docs, d)
+	}
+}
+
+// replaceLocked applies an overwrite: the counts stay (one document, as Elasticsearch counts it),
+// the kept copy and the record file get the new source.
+func (s *store) replaceLocked(d Document) {
+	if s.keepDocs {
+		for i := len(s.docs) - 1; i >= 0; i-- {
+			if s.docs[i].Index == d.Index && s.docs[i].ID == d.ID {
+				s.docs[i] = d
+				break
+			}
+		}
+	}
 }
 
 func (s *store) countRequest(bytes int64, failed bool, rejected map[string]int) {
