@@ -366,3 +366,28 @@ func TestDaemonsetHostPathBuffer(t *testing.T) {
 		t.Errorf("hostPath volume missing: %+v", pod.Volumes)
 	}
 }
+
+// TestDaemonsetHostNetwork: with hostNetwork and no dnsPolicy the pod gets ClusterFirstWithHostNet
+// (else it could not resolve a gateway's Service name); an explicit dnsPolicy wins.
+func TestDaemonsetHostNetwork(t *testing.T) {
+	for values, want := range map[string]corev1.DNSPolicy{
+		"mode: daemonset\nhostNetwork: true":                     corev1.DNSClusterFirstWithHostNet,
+		"mode: daemonset\nhostNetwork: true\ndnsPolicy: Default": corev1.DNSDefault,
+		"mode: daemonset": "",
+	} {
+		if got := onlyPod(t, renderObjects(t, values)).DNSPolicy; got != want {
+			t.Errorf("%q: dnsPolicy %q, want %q", values, got, want)
+		}
+	}
+}
+
+// TestNotesWithoutAgentPorts: NOTES.txt renders when a port it mentions was removed.
+func TestNotesWithoutAgentPorts(t *testing.T) {
+	out, err := render(t, values(t, "mode: daemonset\nports: {ddtrace: null, otlp-http: null}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := out["tracegate/templates/NOTES.txt"]; !strings.Contains(notes, ":8126") || !strings.Contains(notes, ":4318") {
+		t.Errorf("NOTES.txt:\n%s", notes)
+	}
+}

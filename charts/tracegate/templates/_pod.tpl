@@ -74,8 +74,12 @@ priorityClassName: {{ . | quote }}
 {{- if .Values.hostNetwork }}
 hostNetwork: true
 {{- end }}
-{{- with .Values.dnsPolicy }}
-dnsPolicy: {{ . }}
+{{- if .Values.dnsPolicy }}
+dnsPolicy: {{ .Values.dnsPolicy }}
+{{- else if .Values.hostNetwork }}
+{{- /* The default (ClusterFirst) falls back to the node's resolver under hostNetwork: an agent
+       could then not resolve its gateway's Service name. */}}
+dnsPolicy: ClusterFirstWithHostNet
 {{- end }}
 terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
 {{- with .Values.initContainers }}
