@@ -189,12 +189,23 @@ func shutdownReturns(t *testing.T, h *harness, ctx context.Context) error {
 	}
 }
 
+// requireMetricDefined fails the test unless metadata.yaml defines the telemetry metric name.
+func requireMetricDefined(t *testing.T, name string) {
+	t.Helper()
+	b, err := os.ReadFile("metadata.yaml")
+	require.NoError(t, err)
+	require.Contains(t, string(b), "\n    "+name+":\n", "metadata.yaml defines no metric %q", name)
+}
+
 // sum returns a counter's value, for the data points whose attributes contain attr ("" = all).
 func (h *harness) sum(t *testing.T, name, reason string) int64 {
 	t.Helper()
 	m, err := h.tel.GetMetric("otelcol_" + name)
 	if err != nil {
-		return 0 // never recorded
+		// Never recorded: 0, but only for a metric the processor has, so that a misspelt or
+		// renamed name fails instead of passing every assert.Zero.
+		requireMetricDefined(t, name)
+		return 0
 	}
 	var total int64
 	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
