@@ -78,9 +78,11 @@ func floodStreams(t *testing.T, addr, path string, n int) streamFlood {
 		}
 	}
 
-	// Read until the server has been quiet for a second.
-	for {
-		_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+	// Read until every stream beyond the advertised limit was refused, the server closed the
+	// connection, or 30 s passed: a deadline for a server that never answers, not a
+	// quiet period a slow server could exceed before its last RST_STREAM.
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for res.advertised == 0 || res.refused < n-int(res.advertised) {
 		f, err := fr.ReadFrame()
 		if err != nil {
 			return res
@@ -91,11 +93,22 @@ func floodStreams(t *testing.T, addr, path string, n int) streamFlood {
 				res.refused++
 			}
 		case *http2.GoAwayFrame:
-			res.goAway = true
+			res.goAway = true // the server closes the connection after it: ReadFrame ends the loop
 		case *http2.PingFrame:
 			if !f.IsAck() {
 				_ = fr.WritePing(true, f.Data)
 			}
+		}
+	}
+	// A few more frames may follow (a refusal too many would show): read what arrives soon.
+	_ = conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return res
+		}
+		if r, ok := f.(*http2.RSTStreamFrame); ok && r.ErrCode == http2.ErrCodeRefusedStream {
+			res.refused++
 		}
 	}
 }
