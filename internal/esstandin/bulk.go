@@ -284,7 +284,7 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(it.source, &fields); err != nil {
-		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "document_parsing_exception",
+		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, s.parsingException(),
 			"[1:1] failed to parse: " + err.Error()}
 	}
 	_, hasTimestamp := fields["@timestamp"]
@@ -317,7 +317,7 @@ func (s *Server) countOnlyItem(it bulkItem, name string, tgt target) (Document, 
 // document, and index overwrites it (the next version), as in Elasticsearch.
 func (s *Server) documentID(it bulkItem, name string, tgt target, hasTimestamp bool) (string, int64, *itemError) {
 	if tgt.dataStream && !hasTimestamp {
-		return "", 0, &itemError{http.StatusBadRequest, "document_parsing_exception", "data stream timestamp field [@timestamp] is missing"}
+		return "", 0, &itemError{http.StatusBadRequest, s.parsingException(), "data stream timestamp field [@timestamp] is missing"}
 	}
 	id := it.meta.ID
 	if id == "" {
@@ -329,6 +329,15 @@ func (s *Server) documentID(it bulkItem, name string, tgt target, hasTimestamp b
 			"[" + id + "]: version conflict, document already exists (current version [" + strconv.FormatInt(version, 10) + "])"}
 	}
 	return id, version, nil
+}
+
+// parsingException is the error type of a document that cannot be parsed or mapped:
+// document_parsing_exception from Elasticsearch 8.8, mapper_parsing_exception before.
+func (s *Server) parsingException() string {
+	if s.atLeast(8, 8) {
+		return "document_parsing_exception"
+	}
+	return "mapper_parsing_exception"
 }
 
 // scanService finds the value of the first "service.name" key (otel and raw shapes) or, failing

@@ -168,6 +168,11 @@ func TestBulkItems(t *testing.T) {
 			wantStatus: []int{400}, wantIndex: []string{".ds-logs-app-default-2026.11.30-000001"}, wantError: []string{"document_parsing_exception"},
 		},
 		{
+			name: "before 8.8 the error is a mapper_parsing_exception", version: "8.5.3",
+			body:       `{"create":{"_index":"plain"}}` + "\n" + `{"a":` + "\n",
+			wantStatus: []int{400}, wantIndex: []string{"plain"}, wantError: []string{"mapper_parsing_exception"},
+		},
+		{
 			name:       "source is not json, others still indexed",
 			body:       `{"create":{"_index":"plain"}}` + "\n" + `{"a":` + "\n" + `{"create":{"_index":"plain"}}` + "\n" + `{"a":1}` + "\n",
 			wantStatus: []int{400, 201}, wantIndex: []string{"plain", "plain"}, wantError: []string{"document_parsing_exception", ""},
