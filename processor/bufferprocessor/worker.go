@@ -91,10 +91,11 @@ func (p *bufferProcessor) deliver(items []item) {
 		return
 	}
 	defer releaseDelivery(items, td)
-	var spans int64
+	var spans, size int64
 	var onDisk []diskqueue.Pos
 	for _, it := range items {
 		spans += it.spans
+		size += it.bytes // serialized size, known since push (or the record's length)
 		if it.onDisk {
 			onDisk = append(onDisk, it.pos)
 		}
@@ -107,7 +108,12 @@ func (p *bufferProcessor) deliver(items []item) {
 	}
 	// A single batch above maxDeliveryBytes (one huge request) goes in parts: a next consumer
 	// with a size limit (an OTLP/HTTP gateway: 8 MiB) would refuse it whole, permanently.
-	parts := splitBySize(td, maxDeliveryBytes)
+	parts := []ptrace.Traces{td}
+	// The items' sizes are known since push, so a normal delivery costs no size pass. Only a
+	// single item can be larger: take merges up to maxDeliveryBytes.
+	if size > maxDeliveryBytes {
+		parts = splitBySize(td, maxDeliveryBytes)
+	}
 	if len(parts) > 1 {
 		defer releaseParts(parts, td)
 		p.logger.Debug("Delivering a large batch in parts", zap.Int64("spans", spans), zap.Int("parts", len(parts)))
