@@ -157,11 +157,9 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex
 		writeJSON(w, rerr.status, rerr.body())
 		return
 	}
-	if _, ok := r.URL.Query()["require_data_stream"]; ok && !s.atLeast(8, 12) {
-		// Elasticsearch before 8.12 does not know the parameter and refuses the whole request.
+	if rerr := s.checkBulkParams(r); rerr != nil {
 		s.store.countRequest(int64(len(body)), true, nil)
-		writeJSON(w, http.StatusBadRequest, (&requestError{http.StatusBadRequest, "illegal_argument_exception",
-			"request [" + r.URL.Path + "] contains unrecognized parameter: [require_data_stream]"}).body())
+		writeJSON(w, rerr.status, rerr.body())
 		return
 	}
 	items, rerr := parseBulk(body, defaultIndex)
@@ -170,7 +168,8 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex
 		writeJSON(w, rerr.status, rerr.body())
 		return
 	}
-	requireDS := r.URL.Query().Get("require_data_stream") == "true"
+	_, requireDS := r.URL.Query()["require_data_stream"]
+	requireDS = requireDS && r.URL.Query().Get("require_data_stream") != "false"
 	for i := range items { // the request's pipeline is every item's default
 		if items[i].meta.Pipeline == "" {
 			items[i].meta.Pipeline = r.URL.Query().Get("pipeline")
@@ -225,6 +224,38 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex
 		resp = filterPath(resp, fp)
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// bulkParams are the query parameters Elasticsearch's bulk API knows, with the version that
+// added each (0, 0: every version the stand-in claims). Elasticsearch refuses a whole request with
+// a parameter it does not know, so a client that sends a newer one (require_data_stream before
+// 8.12, include_source_on_error before 8.18) fails here as it would there.
+var bulkParams = map[string][2]int{
+	"pipeline": {}, "refresh": {}, "routing": {}, "timeout": {}, "wait_for_active_shards": {},
+	"require_alias": {}, "_source": {}, "_source_excludes": {}, "_source_includes": {},
+	"filter_path": {}, "error_trace": {}, "human": {}, "pretty": {},
+	"require_data_stream":     {8, 12},
+	"include_source_on_error": {8, 18},
+}
+
+func (s *Server) checkBulkParams(r *http.Request) *requestError {
+	for name, values := range r.URL.Query() {
+		since, known := bulkParams[name]
+		if !known || !s.atLeast(since[0], since[1]) {
+			return &requestError{http.StatusBadRequest, "illegal_argument_exception",
+				"request [" + r.URL.Path + "] contains unrecognized parameter: [" + name + "]"}
+		}
+		if name == "require_data_stream" || name == "require_alias" || name == "include_source_on_error" {
+			// Booleans: empty means true; anything but true or false is refused.
+			for _, v := range values {
+				if v != "" && v != "true" && v != "false" {
+					return &requestError{http.StatusBadRequest, "illegal_argument_exception",
+						"Failed to parse value [" + v + "] as only [true] or [false] are allowed."}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // injectRequestFaults sleeps for the configured latency and fails whole requests as configured.

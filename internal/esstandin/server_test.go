@@ -605,3 +605,30 @@ func TestIndexOverwrites(t *testing.T) {
 		t.Errorf("stats %+v, documents %v: want the one document, with the new source", st, docs)
 	}
 }
+
+// TestBulkQueryParameters: Elasticsearch refuses a whole bulk with a parameter it does not know
+// (for its version), or a boolean that is not one.
+func TestBulkQueryParameters(t *testing.T) {
+	const body = `{"create":{"_index":"traces-generic.otel-default"}}` + "\n" + `{"@timestamp":"2026-11-30T00:00:00Z","span_id":"01"}` + "\n"
+	for _, tt := range []struct {
+		version, query string
+		wantStatus     int
+		wantReason     string
+	}{
+		{"8.17.0", "?filter_path=items.*.status&require_data_stream=true&refresh=false", 200, ""},
+		{"8.17.0", "?require_data_stream", 200, ""}, // empty: true
+		{"8.17.0", "?colour=red", 400, "contains unrecognized parameter: [colour]"},
+		{"8.17.0", "?include_source_on_error=false", 400, "contains unrecognized parameter: [include_source_on_error]"},
+		{"8.18.0", "?include_source_on_error=false&require_data_stream=true", 200, ""},
+		{"8.11.4", "?require_data_stream=true", 400, "contains unrecognized parameter: [require_data_stream]"},
+		{"8.17.0", "?require_data_stream=yes", 400, "Failed to parse value [yes]"},
+	} {
+		t.Run(tt.version+tt.query, func(t *testing.T) {
+			_, hs := newTestServer(t, Options{Version: tt.version})
+			resp, b := post(t, hs.URL+"/_bulk"+tt.query, "application/json", []byte(body), nil)
+			if resp.StatusCode != tt.wantStatus || !strings.Contains(string(b), tt.wantReason) {
+				t.Errorf("%d %s, want %d %q", resp.StatusCode, b, tt.wantStatus, tt.wantReason)
+			}
+		})
+	}
+}
