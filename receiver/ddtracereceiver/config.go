@@ -21,9 +21,16 @@ type Config struct {
 	// max_request_body_size the memory they take. Default 4 × GOMAXPROCS (at least 8).
 	MaxConcurrentRequests int `mapstructure:"max_concurrent_requests"`
 
-	// QueueTimeout is how long a request may wait for one of those slots before it is refused, as
-	// the agent's decoder_timeout. Default 1s.
+	// QueueTimeout is how long a request may wait for one of those slots (and for decode memory)
+	// before it is refused, as the agent's decoder_timeout. Default 1s.
 	QueueTimeout time.Duration `mapstructure:"queue_timeout"`
+
+	// DecodeMemoryMiB bounds the memory all requests in progress may decode to, together. Each
+	// reserves 64 × its body (what the worst crafted body decodes and translates to, measured:
+	// 54 ×; real payloads need a few ×) before decoding, and waits up to queue_timeout for it; a
+	// body whose reservation exceeds the whole budget waits to run alone. Without it, concurrent
+	// crafted bodies could take max_concurrent_requests × 54 × max_request_body_size. Default 512.
+	DecodeMemoryMiB int64 `mapstructure:"decode_memory_mib"`
 
 	// RefusalStatus is the status for a payload the pipeline refused (memory limiter, full buffer)
 	// when the tracer did not send Datadog-Send-Real-Http-Status: 200, what the Datadog Agent
@@ -62,6 +69,7 @@ const (
 	maxTraceIDCache    = 10_000_000
 	maxConcurrentLimit = 100_000
 	maxRefusalWait     = time.Minute
+	maxDecodeMemoryMiB = 1 << 20 // 1 TiB
 )
 
 // Validate checks every limit.
@@ -72,6 +80,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxConcurrentRequests < 1 || cfg.MaxConcurrentRequests > maxConcurrentLimit {
 		errs = append(errs, fmt.Errorf("max_concurrent_requests must be between 1 and %d, got %d", maxConcurrentLimit, cfg.MaxConcurrentRequests))
+	}
+	if cfg.DecodeMemoryMiB < 1 || cfg.DecodeMemoryMiB > maxDecodeMemoryMiB {
+		errs = append(errs, fmt.Errorf("decode_memory_mib must be between 1 and %d, got %d", maxDecodeMemoryMiB, cfg.DecodeMemoryMiB))
 	}
 	if cfg.QueueTimeout < 0 {
 		errs = append(errs, fmt.Errorf("queue_timeout must not be negative, got %s", cfg.QueueTimeout))

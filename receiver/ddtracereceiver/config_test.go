@@ -24,6 +24,7 @@ func TestLoadConfig(t *testing.T) {
 	custom.ReadTimeout = 10 * time.Second
 	custom.MaxConcurrentRequests = 32
 	custom.QueueTimeout = 500 * time.Millisecond
+	custom.DecodeMemoryMiB = 2048
 	custom.RefusalStatus = 429
 	custom.RefusalWait = 250 * time.Millisecond
 	custom.TraceIDCacheSize = 1000
@@ -73,6 +74,7 @@ func TestValidate(t *testing.T) {
 		{"zero body (confighttp would silently use its own 20 MiB)", func(c *Config) { c.MaxRequestBodySize = 0 }, "max_request_body_size must be between 1 and 1073741824 bytes, got 0"},
 		{"no concurrency", func(c *Config) { c.MaxConcurrentRequests = 0 }, "max_concurrent_requests must be between 1 and 100000, got 0"},
 		{"negative queue timeout", func(c *Config) { c.QueueTimeout = -time.Second }, "queue_timeout must not be negative, got -1s"},
+		{"no decode memory", func(c *Config) { c.DecodeMemoryMiB = 0 }, "decode_memory_mib must be between 1 and 1048576, got 0"},
 		{"refusal wait negative", func(c *Config) { c.RefusalWait = -time.Second }, "refusal_wait must be between 0 and 1m0s, got -1s"},
 		{"refusal wait too long", func(c *Config) { c.RefusalWait = time.Hour }, "refusal_wait must be between 0 and 1m0s, got 1h0m0s"},
 		{"refusal status 500", func(c *Config) { c.RefusalStatus = 500 }, "refusal_status must be 200, 429 or 503, got 500"},

@@ -15,6 +15,7 @@ var (
 	errUnsupportedMT  = errors.New("unsupported media type")
 	errCrossSite      = errors.New("cross-site request refused")
 	errQueueTimeout   = errors.New("too many concurrent requests: no decoder slot within queue_timeout")
+	errDecodeMemory   = errors.New("too much decoding in progress: no room in decode_memory_mib within queue_timeout")
 	errMethodNotAllow = errors.New("method not allowed")
 )
 

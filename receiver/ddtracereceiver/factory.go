@@ -35,6 +35,7 @@ func createDefaultConfig() component.Config {
 		ServerConfig:          server,
 		MaxConcurrentRequests: max(8, 4*runtime.GOMAXPROCS(0)),
 		QueueTimeout:          time.Second,
+		DecodeMemoryMiB:       512,
 		RefusalStatus:         200,
 		RefusalWait:           time.Second,
 		TraceIDCacheSize:      100_000,

@@ -228,6 +228,15 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 	if buf.Len() == 0 {
 		return fail(0, errEmptyBody)
 	}
+	reserved, ok := r.reserveDecodeMemory(ctx, buf.Len())
+	if !ok {
+		if ctx.Err() != nil {
+			return fail(0, ctx.Err())
+		}
+		return fail(0, errDecodeMemory)
+	}
+	// Held until the traces were taken (or refused for good): the payload lives until then.
+	defer r.decodeMemory.Release(reserved)
 	payloads, err := ep.decode(req.Header.Get("Content-Type"), buf.Bytes())
 	if err != nil {
 		return fail(0, &decodeError{err})
@@ -252,6 +261,30 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 	}
 	retranslate := func() ptrace.Traces { return r.translator.ToTraces(payloads, h).Traces }
 	return r.consume(ctx, res.Traces, res.Spans, retranslate, fail)
+}
+
+// decodeExpansion is the memory a request reserves per byte of body before decoding: the most a
+// crafted body within the decoders' 32 × budget takes decoded and translated (v0.5 spans of 13
+// bytes, all ids set: 54 ×, TestDecodeMemoryReservationCoversTheWorstBody), with a margin.
+const decodeExpansion = 64
+
+// reserveDecodeMemory takes decodeExpansion × bodyLen of decode_memory_mib (all of it when that is
+// more), waiting up to queue_timeout (at once when there is room, also with queue_timeout 0). It
+// returns what it took; false: no room came in time, or the client went away.
+func (r *ddReceiver) reserveDecodeMemory(ctx context.Context, bodyLen int) (int64, bool) {
+	n := min(int64(bodyLen)*decodeExpansion, r.cfg.DecodeMemoryMiB<<20)
+	if r.decodeMemory.TryAcquire(n) {
+		return n, true
+	}
+	if r.cfg.QueueTimeout <= 0 {
+		return 0, false
+	}
+	wait, cancel := context.WithTimeout(ctx, r.cfg.QueueTimeout)
+	defer cancel()
+	if err := r.decodeMemory.Acquire(wait, n); err != nil {
+		return 0, false
+	}
+	return n, true
 }
 
 // acquireSlot takes a decoder slot, waiting up to queue_timeout (a free slot is taken at once,

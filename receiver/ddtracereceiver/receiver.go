@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
@@ -33,7 +34,9 @@ type ddReceiver struct {
 	info       []byte // the /info body
 	state      string // Datadog-Agent-State: SHA-256 of info
 	slots      chan struct{}
-	buffers    sync.Pool
+	// decodeMemory is the decode_memory_mib budget, in bytes, shared by the requests in progress.
+	decodeMemory *semaphore.Weighted
+	buffers      sync.Pool
 
 	server *http.Server
 	wg     sync.WaitGroup
@@ -58,7 +61,8 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddR
 		cfg: cfg, set: set, next: next, obsrep: obsrep, telemetry: tb,
 		translator: translator.New(translator.Options{TraceIDCacheSize: cfg.TraceIDCacheSize, StatusOKWithoutError: cfg.StatusOKWithoutError}),
 		info:       info, state: state,
-		slots: make(chan struct{}, cfg.MaxConcurrentRequests),
+		slots:        make(chan struct{}, cfg.MaxConcurrentRequests),
+		decodeMemory: semaphore.NewWeighted(cfg.DecodeMemoryMiB << 20),
 	}, nil
 }
 
