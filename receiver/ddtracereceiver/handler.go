@@ -75,7 +75,7 @@ func decodeSpansJSON(_ string, b []byte) ([]payload.Payload, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out payload.Payload
+	out := payload.Payload{NilSpans: p.NilSpans}
 	index := map[uint64]int{}
 	for _, c := range p.Chunks {
 		for _, s := range c.Spans {
@@ -91,9 +91,9 @@ func decodeSpansJSON(_ string, b []byte) ([]payload.Payload, error) {
 	return []payload.Payload{out}, nil
 }
 
-func (r *ddReceiver) handler() http.Handler {
-	mux := http.NewServeMux()
-	for path, ep := range map[string]endpoint{
+// traceEndpoints are the trace intake routes and how each decodes its body.
+func traceEndpoints() map[string]endpoint {
+	return map[string]endpoint{
 		"/v0.1/spans":      {name: "v0.1", decode: decodeSpansJSON, jsonOnly: true},
 		"/v0.2/traces":     {name: "v0.2", decode: decodeByMediaType, jsonOnly: true},
 		"/v0.3/traces":     {name: "v0.3", decode: decodeByMediaType},
@@ -101,7 +101,12 @@ func (r *ddReceiver) handler() http.Handler {
 		"/v0.5/traces":     {name: "v0.5", decode: single(payload.DecodeV05), rates: true},
 		"/v0.7/traces":     {name: "v0.7", decode: single(payload.DecodeV07), rates: true},
 		"/api/v0.2/traces": {name: "api-v0.2", decode: func(_ string, b []byte) ([]payload.Payload, error) { return payload.DecodeAgentPayload(b) }},
-	} {
+	}
+}
+
+func (r *ddReceiver) handler() http.Handler {
+	mux := http.NewServeMux()
+	for path, ep := range traceEndpoints() {
 		mux.Handle(path, r.tracesHandler(ep))
 	}
 	// Routes whose body tracegate does not store: legacy service lists, instrumentation telemetry

@@ -565,3 +565,28 @@ func TestDroppedSpansAreCountedAndLogged(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int64{"nil_span": 3, "zero_trace_id": 1}, dropped)
 }
+
+// TestLegacySpansCountNils: /v0.1/spans regroups the spans by trace; the nulls between them are
+// still counted as dropped.
+func TestLegacySpansCountNils(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	sink := new(consumertest.TracesSink)
+	r, err := newReceiver(createDefaultConfig().(*Config), set, sink)
+	require.NoError(t, err)
+	rec := serve(t, r, "POST", "/v0.1/spans", []byte(`[{"trace_id":1,"span_id":2},null,{"trace_id":3,"span_id":4},null]`),
+		map[string]string{"Content-Type": "application/json"})
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	assert.Equal(t, 2, sink.SpanCount())
+	m, err := tel.GetMetric("otelcol.receiver.ddtrace.spans")
+	require.NoError(t, err)
+	var nils int64
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		if reason, _ := dp.Attributes.Value("reason"); reason.AsString() == "nil_span" {
+			nils += dp.Value
+		}
+	}
+	assert.Equal(t, int64(2), nils)
+}
