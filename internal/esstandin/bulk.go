@@ -70,20 +70,28 @@ func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
 	}
 	var items []bulkItem
 	line := 0
-	next := func() ([]byte, bool) {
-		for len(body) > 0 {
-			i := bytes.IndexByte(body, '\n')
-			l := body[:i]
-			body = body[i+1:]
-			line++
-			if len(bytes.TrimSpace(l)) > 0 {
-				return l, true
+	// Elasticsearch skips blank lines where it expects an action, but takes the line after an
+	// action as its source whatever it holds: a blank one is an empty (unparsable) document.
+	nextLine := func() ([]byte, bool) {
+		if len(body) == 0 {
+			return nil, false
+		}
+		i := bytes.IndexByte(body, '\n')
+		l := body[:i]
+		body = body[i+1:]
+		line++
+		return l, true
+	}
+	nextAction := func() ([]byte, bool) {
+		for {
+			l, ok := nextLine()
+			if !ok || len(bytes.TrimSpace(l)) > 0 {
+				return l, ok
 			}
 		}
-		return nil, false
 	}
 	for {
-		actionLine, ok := next()
+		actionLine, ok := nextAction()
 		if !ok {
 			break
 		}
@@ -91,6 +99,10 @@ func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
 		if err := json.Unmarshal(actionLine, &action); err != nil {
 			return nil, &requestError{http.StatusBadRequest, "x_content_parse_exception",
 				fmt.Sprintf("Malformed action/metadata line [%d], expected START_OBJECT: %v", line, err)}
+		}
+		if key := duplicateKey(actionLine); key != "" {
+			return nil, &requestError{http.StatusBadRequest, "x_content_parse_exception",
+				fmt.Sprintf("[%d:1] Duplicate field '%s'", line, key)}
 		}
 		if len(action) != 1 {
 			return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception",
@@ -132,7 +144,7 @@ func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
 			return nil, &requestError{http.StatusBadRequest, "action_request_validation_exception", "Validation Failed: 1: index is missing;"}
 		}
 		if it.action != "delete" {
-			src, ok := next()
+			src, ok := nextLine()
 			if !ok {
 				return nil, &requestError{http.StatusBadRequest, "action_request_validation_exception",
 					fmt.Sprintf("Validation Failed: 1: source is missing for the action on line [%d];", line)}
@@ -318,6 +330,11 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, s.parsingException(),
 			"[1:1] failed to parse: " + err.Error()}
 	}
+	if key := duplicateKey(it.source); key != "" {
+		// Elasticsearch parses JSON with strict duplicate detection, at every depth.
+		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, s.parsingException(),
+			"[1:1] failed to parse: Duplicate field '" + key + "'"}
+	}
 	_, hasTimestamp := fields["@timestamp"]
 	id, version, ierr := s.documentID(it, name, tgt, hasTimestamp)
 	if ierr != nil {
@@ -369,6 +386,50 @@ func (s *Server) parsingException() string {
 		return "document_parsing_exception"
 	}
 	return "mapper_parsing_exception"
+}
+
+// duplicateKey returns the first key that appears twice in one JSON object of b, at any depth, or
+// "" (also for invalid JSON: that fails elsewhere).
+func duplicateKey(b []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	type frame struct {
+		object  bool
+		keys    map[string]bool
+		wantKey bool // in an object, the next string token is a key
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		top := len(stack) - 1
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				if top >= 0 && stack[top].object {
+					stack[top].wantKey = true // this value ends; the next token is a key
+				}
+				stack = append(stack, frame{object: v == '{', keys: map[string]bool{}, wantKey: v == '{'})
+			default:
+				stack = stack[:top]
+			}
+			continue
+		case string:
+			if top >= 0 && stack[top].object && stack[top].wantKey {
+				if stack[top].keys[v] {
+					return v
+				}
+				stack[top].keys[v] = true
+				stack[top].wantKey = false
+				continue
+			}
+		}
+		if top >= 0 && stack[top].object {
+			stack[top].wantKey = true // a value ended
+		}
+	}
 }
 
 // scanService finds the value of the first "service.name" key (otel and raw shapes) or, failing

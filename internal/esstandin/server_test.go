@@ -193,6 +193,17 @@ func TestBulkItems(t *testing.T) {
 			wantStatus: []int{201, 200, 409}, wantIndex: []string{"plain", "plain", "plain"}, wantError: []string{"", "", "version_conflict_engine_exception"},
 		},
 		{
+			name: "duplicate keys in a source, at any depth",
+			body: `{"create":{"_index":"plain"}}` + "\n" + `{"a":{"b":1,"b":2}}` + "\n" +
+				`{"create":{"_index":"plain"}}` + "\n" + `{"a":{"b":1},"c":[{"b":1},{"b":2}]}` + "\n",
+			wantStatus: []int{400, 201}, wantIndex: []string{"plain", "plain"}, wantError: []string{"document_parsing_exception", ""},
+		},
+		{
+			name:       "a blank line after an action is its (empty) source; blank lines between actions are skipped",
+			body:       "\n" + `{"create":{"_index":"plain"}}` + "\n\n\n" + `{"create":{"_index":"plain"}}` + "\n" + `{"a":1}` + "\n",
+			wantStatus: []int{400, 201}, wantIndex: []string{"plain", "plain"}, wantError: []string{"document_parsing_exception", ""},
+		},
+		{
 			name:       "invalid index name",
 			body:       `{"create":{"_index":"Traces"}}` + "\n" + `{"a":1}` + "\n",
 			wantStatus: []int{400}, wantIndex: []string{"Traces"}, wantError: []string{"invalid_index_name_exception"},
@@ -248,6 +259,7 @@ func TestBulkRequestErrors(t *testing.T) {
 		{"unknown action", "application/json", `{"upsert":{"_index":"a"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"two actions on a line", "application/json", `{"create":{},"index":{}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"unknown parameter", "application/json", `{"create":{"_index":"a","colour":"red"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
+		{"duplicate key in an action line", "application/json", `{"create":{"_index":"a","_index":"b"}}` + "\n{}\n", nil, 400, "x_content_parse_exception"},
 		{"unknown op_type", "application/json", `{"index":{"_index":"a","op_type":"upsert"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"no index anywhere", "application/json", `{"create":{}}` + "\n{}\n", nil, 400, "action_request_validation_exception"},
 		{"missing source", "application/json", `{"create":{"_index":"a"}}` + "\n", nil, 400, "action_request_validation_exception"},
@@ -630,5 +642,24 @@ func TestBulkQueryParameters(t *testing.T) {
 				t.Errorf("%d %s, want %d %q", resp.StatusCode, b, tt.wantStatus, tt.wantReason)
 			}
 		})
+	}
+}
+
+// TestDuplicateKey: Elasticsearch refuses a duplicate key in one object, at any depth.
+func TestDuplicateKey(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1,"b":2}`:                   "",
+		`{"a":1,"a":2}`:                   "a",
+		`{"a":{"x":1},"b":{"x":1}}`:       "",
+		`{"a":{"x":1,"y":{"z":1,"z":2}}}`: "z",
+		`{"a":["a","a"],"b":"a"}`:         "",
+		`[{"k":1},{"k":1}]`:               "",
+		`{"a":[{"k":1,"k":2}]}`:           "k",
+		`{"a":{},"a":[]}`:                 "a",
+		`not json`:                        "",
+	} {
+		if got := duplicateKey([]byte(in)); got != want {
+			t.Errorf("duplicateKey(%s) = %q, want %q", in, got, want)
+		}
 	}
 }
