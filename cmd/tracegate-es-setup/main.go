@@ -4,6 +4,9 @@
 //
 //	ELASTICSEARCH_URL=https://es:9200 ELASTICSEARCH_API_KEY=... tracegate-es-setup --mode ecs
 //
+// ELASTICSEARCH_CA_FILE names the PEM file of the CA that signed the cluster's certificate, as for
+// tracegate (Elasticsearch 8 signs its own by default).
+//
 // Modes: otel (8.16+: checks that Elasticsearch ships the templates; installs nothing), ecs
 // (8.12-8.15), plain (7.17, 8.0-8.11). It is idempotent: resources tracegate installed are upgraded
 // only when this version is newer, and resources it did not install are never overwritten unless
@@ -33,11 +36,17 @@ func main() {
 	if url == "" {
 		url = "http://localhost:9200"
 	}
+	client, err := essetup.ClientWithCA(os.Getenv("ELASTICSEARCH_CA_FILE"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tracegate-es-setup:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	_, err := essetup.Run(ctx, essetup.Options{
+	_, err = essetup.Run(ctx, essetup.Options{
+		Client:   client,
 		URLs:     strings.Split(url, ","),
 		APIKey:   os.Getenv("ELASTICSEARCH_API_KEY"),
 		Username: os.Getenv("ELASTICSEARCH_USERNAME"),

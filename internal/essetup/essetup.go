@@ -6,12 +6,15 @@ package essetup
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -39,6 +42,29 @@ type Options struct {
 	Force  bool
 	Client *http.Client
 	Log    io.Writer
+}
+
+// ClientWithCA returns an HTTP client that also trusts the CA certificates in the PEM file caFile
+// (a cluster whose certificate its own CA signed, as Elasticsearch 8 installs by default), on top
+// of the system's roots. An empty caFile gives the default client.
+func ClientWithCA(caFile string) (*http.Client, error) {
+	if caFile == "" {
+		return http.DefaultClient, nil
+	}
+	pem, err := os.ReadFile(caFile) //nolint:gosec // the operator's file
+	if err != nil {
+		return nil, fmt.Errorf("read CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("CA file %s holds no PEM certificate", caFile)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return &http.Client{Transport: tr}, nil
 }
 
 // Action is what happened to one resource.

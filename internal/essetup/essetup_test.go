@@ -2,8 +2,11 @@ package essetup
 
 import (
 	"context"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -162,4 +165,33 @@ func TestEveryTemplateFileIsValid(t *testing.T) {
 			assert.Positive(t, r.version, "%s %s needs a version", r.kind, r.name)
 		}
 	}
+}
+
+// TestClusterWithItsOwnCA: a cluster whose certificate its own CA signed (Elasticsearch 8's
+// default install) is refused without that CA and reached with ClientWithCA (ELASTICSEARCH_CA_FILE).
+func TestClusterWithItsOwnCA(t *testing.T) {
+	es, err := esstandin.New(esstandin.Options{Version: "8.13.4"})
+	require.NoError(t, err)
+	hs := httptest.NewTLSServer(es.Handler())
+	t.Cleanup(hs.Close)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hs.Certificate().Raw}), 0o600))
+
+	opts := Options{URLs: []string{hs.URL}, Mode: "ecs"}
+	_, err = Run(context.Background(), opts)
+	require.Error(t, err, "the default client must not trust the cluster's own CA")
+	assert.Contains(t, err.Error(), "certificate")
+
+	opts.Client, err = ClientWithCA(caFile)
+	require.NoError(t, err)
+	actions, err := Run(context.Background(), opts)
+	require.NoError(t, err)
+	assert.Len(t, actions, 4)
+
+	_, err = ClientWithCA(filepath.Join(t.TempDir(), "missing.pem"))
+	require.Error(t, err)
+	notPEM := filepath.Join(t.TempDir(), "not.pem")
+	require.NoError(t, os.WriteFile(notPEM, []byte("hello"), 0o600))
+	_, err = ClientWithCA(notPEM)
+	require.ErrorContains(t, err, "holds no PEM certificate")
 }

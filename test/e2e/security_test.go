@@ -121,11 +121,11 @@ func TestTLSAndClientAuth(t *testing.T) {
 		},
 		"exporters": map[string]any{"elasticsearch": map[string]any{
 			"endpoints": []string{tlsES.URL},
-			"tls":       map[string]any{"ca_file": pki.caFile},
 		}},
 		"service": map[string]any{"extensions": []string{"health_check", "pprof", "zpages", "bearertokenauth", "basicauth/server"}},
 	})
-	g := startGatewayWith(t, gatewayOptions{config: "durable.yaml", overlays: []string{overlay}})
+	// The cluster's own CA through the configs' ELASTICSEARCH_CA_FILE, as a user would give it.
+	g := startGatewayWith(t, gatewayOptions{config: "durable.yaml", overlays: []string{overlay}, env: []string{"ELASTICSEARCH_CA_FILE=" + pki.caFile}})
 
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.pool}}}
 	post := func(url, ct string, body []byte, hdr map[string]string) int {
