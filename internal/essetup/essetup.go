@@ -253,7 +253,13 @@ func connect(ctx context.Context, opts Options) (*client, string, error) {
 			continue
 		}
 		if status != http.StatusOK {
-			errs = append(errs, fmt.Errorf("%s: GET / answered %d: %s", u, status, bytes.TrimSpace(body)))
+			hint := ""
+			if status == http.StatusUnauthorized || status == http.StatusForbidden {
+				// Reading the version needs the monitor cluster privilege, which a key made only
+				// for templates and ILM lacks.
+				hint = " (the credentials need the cluster privileges monitor, manage_index_templates and manage_ilm)"
+			}
+			errs = append(errs, fmt.Errorf("%s: GET / answered %d%s: %s", u, status, hint, bytes.TrimSpace(body)))
 			continue
 		}
 		if h.Get("X-Elastic-Product") != "Elasticsearch" {

@@ -153,6 +153,21 @@ func TestNotElasticsearch(t *testing.T) {
 	assert.Contains(t, err.Error(), "is not Elasticsearch")
 }
 
+// TestMissingPrivilege: a key without the monitor privilege cannot read the version; the error
+// says which privileges the setup needs.
+func TestMissingPrivilege(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Elastic-Product", "Elasticsearch")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"error":{"type":"security_exception","reason":"action [cluster:monitor/main] is unauthorized"},"status":403}`))
+	}))
+	defer hs.Close()
+	_, err := Run(context.Background(), Options{URLs: []string{hs.URL}, APIKey: "a2V5", Mode: "ecs"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "answered 403 (the credentials need the cluster privileges monitor, manage_index_templates and manage_ilm)")
+	assert.Contains(t, err.Error(), "cluster:monitor/main")
+}
+
 func TestEveryTemplateFileIsValid(t *testing.T) {
 	for _, mode := range []string{"ecs", "plain"} {
 		rs, err := Resources(mode)
