@@ -79,6 +79,8 @@ func TestDeliveryGivesUp(t *testing.T) {
 				assert.GreaterOrEqual(t, rec.n.Load(), int64(2))
 			}
 			assert.Zero(t, rec.distinct())
+			_, err := h.tel.GetMetric("otelcol_processor_buffer_time")
+			assert.Error(t, err, "processor_buffer_time is the time to acceptance: none was accepted")
 		})
 	}
 }

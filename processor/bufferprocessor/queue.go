@@ -399,17 +399,18 @@ func (q *queue) stop() {
 }
 
 // abandon handles a delivery that will not complete (shutdown): with storage, what is left of it
-// (td: the items' batch, less the parts already delivered) is written to disk as one record
-// (disk items are simply left unacknowledged unless they are part of that record); without, it
-// is counted as dropped. It returns the spans that were lost.
-func (q *queue) abandon(items []item, td ptrace.Traces) int64 {
+// (td: the items' batch, less the parts already delivered when partial) is written to disk as one
+// record (disk items are simply left unacknowledged, to be replayed, unless that record is needed:
+// some parts were delivered, or some items were only in memory); without, it is counted as
+// dropped. It returns the spans that were lost.
+func (q *queue) abandon(items []item, td ptrace.Traces, partial bool) int64 {
 	var memSpans int64
 	for _, it := range items {
 		if !it.onDisk {
 			memSpans += it.spans
 		}
 	}
-	if memSpans == 0 {
+	if memSpans == 0 && !partial {
 		return 0 // every record is on disk, unacknowledged: replayed after restart
 	}
 	left := int64(td.SpanCount())
@@ -443,7 +444,7 @@ func (q *queue) drain() int64 {
 	q.mu.Unlock()
 	var lost int64
 	for _, it := range rest {
-		lost += q.abandon([]item{it}, it.td)
+		lost += q.abandon([]item{it}, it.td, false)
 		it.release()
 	}
 	return lost

@@ -54,7 +54,8 @@ func moveLeadingSpans(td ptrace.Traces, n int) ptrace.Traces {
 }
 
 // mergeParts returns the parts as one batch: the part itself when there is one, else a new batch
-// the parts' contents move into.
+// the parts' contents move into, or are copied into when a part is read-only (the collector's
+// fanout marks a batch it offered to several consumers so).
 func mergeParts(parts []ptrace.Traces) ptrace.Traces {
 	if len(parts) == 1 {
 		return parts[0]
@@ -62,6 +63,13 @@ func mergeParts(parts []ptrace.Traces) ptrace.Traces {
 	out := ptrace.NewTraces()
 	pref.MarkPipelineOwnedTraces(out)
 	for _, p := range parts {
+		if p.IsReadOnly() {
+			rss := p.ResourceSpans()
+			for i := range rss.Len() {
+				rss.At(i).CopyTo(out.ResourceSpans().AppendEmpty())
+			}
+			continue
+		}
 		p.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
 	}
 	return out

@@ -171,34 +171,50 @@ func TestOversizedBatchIsDeliveredInParts(t *testing.T) {
 
 // TestOversizedBatchShutdownSavesTheRest: shutdown during a delivery in parts writes only the
 // parts not yet delivered to disk; after a restart they arrive, and the delivered part does not
-// arrive twice.
+// arrive twice. In write_ahead the batch's record was on disk all along: it is replaced by the
+// rest, not replayed whole.
 func TestOversizedBatchShutdownSavesTheRest(t *testing.T) {
 	const n = 3000
-	dir := t.TempDir()
-	cfg := diskCfg(dir, ModeOverflow, FsyncNever)
-	cfg.ShutdownTimeout = 200 * time.Millisecond
-	first := &sizeLimitedConsumer{recorder: newRecorder(), limit: maxDeliveryBytes, hang: make(chan struct{})}
-	h := start(t, cfg, first, nil)
-	require.NoError(t, h.p.ConsumeTraces(context.Background(), bigBatch(n)))
-	for deadline := time.Now().Add(20 * time.Second); first.offers.Load() < 2; time.Sleep(time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "the second part was never offered")
-	}
-	require.NoError(t, shutdownReturns(t, h, context.Background()))
-	assert.Zero(t, h.sum(t, "processor_buffer_dropped_spans", ""))
-	delivered := first.distinct()
-	require.Positive(t, delivered)
-	require.Less(t, delivered, n)
+	for _, mode := range []string{ModeOverflow, ModeWriteAhead} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := diskCfg(dir, mode, FsyncNever)
+			cfg.ShutdownTimeout = 200 * time.Millisecond
+			first := &sizeLimitedConsumer{recorder: newRecorder(), limit: maxDeliveryBytes, hang: make(chan struct{})}
+			h := start(t, cfg, first, nil)
+			require.NoError(t, h.p.ConsumeTraces(context.Background(), bigBatch(n)))
+			for deadline := time.Now().Add(20 * time.Second); first.offers.Load() < 2; time.Sleep(time.Millisecond) {
+				require.True(t, time.Now().Before(deadline), "the second part was never offered")
+			}
+			require.NoError(t, shutdownReturns(t, h, context.Background()))
+			assert.Zero(t, h.sum(t, "processor_buffer_dropped_spans", ""))
+			delivered := first.distinct()
+			require.Positive(t, delivered)
+			require.Less(t, delivered, n)
 
-	second := newRecorder()
-	h2 := start(t, cfg, second, nil)
-	second.waitDistinct(t, n-delivered)
-	h2.shutdown(t)
-	second.mu.Lock()
-	defer second.mu.Unlock()
-	first.mu.Lock()
-	defer first.mu.Unlock()
-	for name := range first.seen {
-		assert.Zero(t, second.seen[name], "span %s delivered before the shutdown and again after it", name)
+			second := newRecorder()
+			h2 := start(t, cfg, second, nil)
+			second.waitDistinct(t, n-delivered)
+			h2.shutdown(t)
+			second.mu.Lock()
+			defer second.mu.Unlock()
+			first.mu.Lock()
+			defer first.mu.Unlock()
+			for name := range first.seen {
+				assert.Zero(t, second.seen[name], "span %s delivered before the shutdown and again after it", name)
+			}
+			assert.Equal(t, n, len(first.seen)+len(second.seen))
+		})
 	}
-	assert.Equal(t, n, len(first.seen)+len(second.seen))
+}
+
+// TestMergePartsCopiesReadOnlyParts: a part the collector's fanout marked read-only (offered to
+// several consumers) is copied into the merged rest, not moved (which would panic).
+func TestMergePartsCopiesReadOnlyParts(t *testing.T) {
+	a, b := makeTraces(1, 2), makeTraces(3)
+	a.MarkReadOnly()
+	rest := mergeParts([]ptrace.Traces{a, b})
+	assert.Equal(t, []spanRef{{"", "", "1"}, {"", "", "2"}, {"", "", "3"}}, spanRefs(rest))
+	assert.Equal(t, 2, a.SpanCount(), "the read-only part is left as it was")
+	assert.Zero(t, b.SpanCount(), "a writable part is moved")
 }

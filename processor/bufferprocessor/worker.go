@@ -118,28 +118,44 @@ func (p *bufferProcessor) deliver(items []item) {
 		defer releaseParts(parts, td)
 		p.logger.Debug("Delivering a large batch in parts", zap.Int64("spans", spans), zap.Int("parts", len(parts)))
 	}
+	accepted := true
 	for i, part := range parts {
-		if !p.deliverPart(part) {
+		switch p.deliverPart(part) {
+		case partStopped:
 			// Shutdown stopped the delivery: what is not delivered yet goes to disk (or is
 			// counted as lost without storage).
 			rest := mergeParts(parts[i:])
-			p.lostAtShutdown.Add(p.q.abandon(items, rest))
+			p.lostAtShutdown.Add(p.q.abandon(items, rest, i > 0))
 			if len(parts)-i > 1 {
-				pref.UnrefTraces(rest) // merged here; the parts in it are empty now
+				pref.UnrefTraces(rest) // merged here
 			}
 			return
+		case partDropped:
+			accepted = false
 		}
 	}
 	p.finish(items)
+	if !accepted {
+		return // processor_buffer_time is the time to the next consumer's acceptance
+	}
 	now := time.Now()
 	for _, it := range items {
 		p.tel.ProcessorBufferTime.Record(p.ctx, now.Sub(it.enqueued).Seconds())
 	}
 }
 
+// partOutcome is how the delivery of one part ended.
+type partOutcome int
+
+const (
+	partAccepted partOutcome = iota
+	partDropped              // refused permanently or max_elapsed ran out: counted and logged
+	partStopped              // shutdown stopped it
+)
+
 // deliverPart sends td until the next consumer accepts it, it fails permanently or max_elapsed
-// runs out (both dropped and counted), or shutdown stops retries (false).
-func (p *bufferProcessor) deliverPart(td ptrace.Traces) bool {
+// runs out (both dropped and counted), or shutdown stops retries.
+func (p *bufferProcessor) deliverPart(td ptrace.Traces) partOutcome {
 	spans := int64(td.SpanCount())
 	start := time.Now()
 	bo := newBackoff(p.cfg.Retry)
@@ -148,26 +164,26 @@ func (p *bufferProcessor) deliverPart(td ptrace.Traces) bool {
 		if err != nil && p.deliverCtx.Err() != nil {
 			// Shutdown's deadline cancelled the delivery: whatever the error says (permanent, or
 			// max_elapsed running out now), the batch goes to disk when there is storage.
-			return false
+			return partStopped
 		}
 		if err == nil {
 			p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
-			return true
+			return partAccepted
 		}
 		if consumererror.IsPermanent(err) {
 			p.countDrop(reasonPermanent, spans)
 			p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", spans), zap.Error(err))
-			return true
+			return partDropped
 		}
 		wait, again := bo.next(time.Since(start))
 		if !again {
 			p.countDrop(reasonExhausted, spans)
 			p.logger.Error("Dropping spans: retry.max_elapsed exceeded", zap.Int64("spans", spans), zap.Duration("max_elapsed", p.cfg.Retry.MaxElapsed), zap.Error(err))
-			return true
+			return partDropped
 		}
 		p.tel.ProcessorBufferRetries.Add(p.ctx, 1)
 		if !p.pause(wait) {
-			return false
+			return partStopped
 		}
 	}
 }
