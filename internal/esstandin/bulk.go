@@ -125,17 +125,17 @@ func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
 			return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception",
 				fmt.Sprintf("Action/metadata line [%d] is invalid: %v", line, err)}
 		}
-		// op_type "create" on an index action makes it a create, reported under "create" (legal
-		// on a data stream), as in Elasticsearch.
-		switch it.meta.OpType {
-		case "", "index":
-		case "create":
-			if it.action == "index" {
+		// op_type on an index action (case-insensitive) may make it a create, reported under
+		// "create" (legal on a data stream), as in Elasticsearch; other actions ignore it.
+		if it.action == "index" {
+			switch strings.ToLower(it.meta.OpType) {
+			case "", "index":
+			case "create":
 				it.action = "create"
+			default:
+				return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception",
+					fmt.Sprintf("opType must be 'create' or 'index', found: [%s]", it.meta.OpType)}
 			}
-		default:
-			return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception",
-				fmt.Sprintf("opType must be 'create' or 'index', found: [%s]", it.meta.OpType)}
 		}
 		if it.meta.Index == "" {
 			it.meta.Index = defaultIndex

@@ -153,6 +153,12 @@ func TestBulkItems(t *testing.T) {
 			wantAction: []string{"create"},
 		},
 		{
+			name:       "op_type is case-insensitive",
+			body:       `{"index":{"_index":"logs-app-default","op_type":"CREATE"}}` + "\n" + spanDoc + "\n",
+			wantStatus: []int{201}, wantIndex: []string{".ds-logs-app-default-2026.11.30-000001"}, wantError: []string{""},
+			wantAction: []string{"create"},
+		},
+		{
 			name:       "a pipeline that does not exist",
 			body:       `{"create":{"_index":"plain","pipeline":"geoip"}}` + "\n" + `{"a":1}` + "\n" + `{"create":{"_index":"plain","pipeline":"_none"}}` + "\n" + `{"a":1}` + "\n",
 			wantStatus: []int{400, 201}, wantIndex: []string{"plain", "plain"}, wantError: []string{"illegal_argument_exception", ""},
@@ -661,5 +667,20 @@ func TestDuplicateKey(t *testing.T) {
 		if got := duplicateKey([]byte(in)); got != want {
 			t.Errorf("duplicateKey(%s) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestOverwriteOfAnUnstoredDocumentCounts: a version above 1 whose first write was never stored
+// (its request failed after the version was taken) is the document's first copy, and counted.
+func TestOverwriteOfAnUnstoredDocumentCounts(t *testing.T) {
+	st, err := newStore(true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.add([]Document{{Index: "plain", ID: "x", Source: []byte(`{"a":2}`), version: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.snapshot(); got.Documents != 1 || len(st.documents()) != 1 {
+		t.Errorf("stats %+v: want the document counted once", got)
 	}
 }

@@ -146,14 +146,18 @@ func (s *store) countLocked(d Document) {
 // replaceLocked applies an overwrite: the counts stay (one document, as Elasticsearch counts it),
 // the kept copy and the record file get the new source.
 func (s *store) replaceLocked(d Document) {
-	if s.keepDocs {
-		for i := len(s.docs) - 1; i >= 0; i-- {
-			if s.docs[i].Index == d.Index && s.docs[i].ID == d.ID {
-				s.docs[i] = d
-				break
-			}
+	if !s.keepDocs {
+		return
+	}
+	for i := len(s.docs) - 1; i >= 0; i-- {
+		if s.docs[i].Index == d.Index && s.docs[i].ID == d.ID {
+			s.docs[i] = d
+			return
 		}
 	}
+	// The version counted a write that was never stored (its request failed after the count):
+	// this is the document's first copy.
+	s.countLocked(d)
 }
 
 func (s *store) countRequest(bytes int64, failed bool, rejected map[string]int) {
