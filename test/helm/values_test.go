@@ -381,13 +381,23 @@ func TestDaemonsetHostNetwork(t *testing.T) {
 	}
 }
 
-// TestNotesWithoutAgentPorts: NOTES.txt renders when a port it mentions was removed.
+// TestNotesWithoutAgentPorts: NOTES.txt names only the host ports the agent has: it renders when
+// a port it mentions was removed or disabled.
 func TestNotesWithoutAgentPorts(t *testing.T) {
-	out, err := render(t, values(t, "mode: daemonset\nports: {ddtrace: null, otlp-http: null}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if notes := out["tracegate/templates/NOTES.txt"]; !strings.Contains(notes, ":8126") || !strings.Contains(notes, ":4318") {
-		t.Errorf("NOTES.txt:\n%s", notes)
+	for vals, want := range map[string][2]bool{ // DD_TRACE_AGENT_URL, OTEL_EXPORTER_OTLP_ENDPOINT
+		"mode: daemonset": {true, true},
+		"mode: daemonset\nports: {ddtrace: null, otlp-http: null}":                                                     {false, false},
+		"mode: daemonset\nports: {ddtrace: {enabled: false, containerPort: 8126}}":                                     {false, true},
+		"mode: daemonset\nports: {otlp-http: {enabled: true, containerPort: 4318, servicePort: 4318, hostPort: null}}": {true, false},
+	} {
+		out, err := render(t, values(t, vals))
+		if err != nil {
+			t.Fatalf("%q: %v", vals, err)
+		}
+		notes := out["tracegate/templates/NOTES.txt"]
+		got := [2]bool{strings.Contains(notes, "DD_TRACE_AGENT_URL"), strings.Contains(notes, "OTEL_EXPORTER_OTLP_ENDPOINT")}
+		if got != want {
+			t.Errorf("%q: NOTES.txt names (DD_TRACE_AGENT_URL, OTEL_EXPORTER_OTLP_ENDPOINT) = %v, want %v:\n%s", vals, got, want, notes)
+		}
 	}
 }
