@@ -28,12 +28,18 @@ func moveLeadingSpans(td ptrace.Traces, n int) ptrace.Traces {
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len() && n > 0; i++ {
 		rs := rss.At(i)
-		outRS := out.ResourceSpans().AppendEmpty()
-		rs.Resource().CopyTo(outRS.Resource())
-		outRS.SetSchemaUrl(rs.SchemaUrl())
+		var outRS ptrace.ResourceSpans // created with its first span: no empty resources in a part
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len() && n > 0; j++ {
 			ss := sss.At(j)
+			if ss.Spans().Len() == 0 {
+				continue
+			}
+			if outRS == (ptrace.ResourceSpans{}) {
+				outRS = out.ResourceSpans().AppendEmpty()
+				rs.Resource().CopyTo(outRS.Resource())
+				outRS.SetSchemaUrl(rs.SchemaUrl())
+			}
 			outSS := outRS.ScopeSpans().AppendEmpty()
 			ss.Scope().CopyTo(outSS.Scope())
 			outSS.SetSchemaUrl(ss.SchemaUrl())

@@ -218,3 +218,23 @@ func TestMergePartsCopiesReadOnlyParts(t *testing.T) {
 	assert.Equal(t, 2, a.SpanCount(), "the read-only part is left as it was")
 	assert.Zero(t, b.SpanCount(), "a writable part is moved")
 }
+
+// TestMoveLeadingSpansLeavesNoEmptyEntries: resources and scopes without spans are neither copied
+// into the part nor left behind.
+func TestMoveLeadingSpansLeavesNoEmptyEntries(t *testing.T) {
+	td := ptrace.NewTraces()
+	td.ResourceSpans().AppendEmpty() // no scopes
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.ScopeSpans().AppendEmpty() // no spans
+	ss := rs.ScopeSpans().AppendEmpty()
+	for i := range 4 {
+		ss.Spans().AppendEmpty().SetName(fmt.Sprint(i))
+	}
+	head := moveLeadingSpans(td, 2)
+	for name, part := range map[string]ptrace.Traces{"moved": head, "left": td} {
+		require.Equal(t, 1, part.ResourceSpans().Len(), name)
+		require.Equal(t, 1, part.ResourceSpans().At(0).ScopeSpans().Len(), name)
+		assert.Equal(t, 2, part.SpanCount(), name)
+	}
+	assert.Equal(t, []spanRef{{"", "", "0"}, {"", "", "1"}}, spanRefs(head))
+}
