@@ -81,6 +81,12 @@ config:
 			"elasticsearch: set either apiKey or username/password, not both"},
 		{"username without password", "elasticsearch: {username: u}",
 			"elasticsearch: username and password go together"},
+		{"secret api key and basic auth keys", "elasticsearch: {existingSecret: {name: es, usernameKey: u, passwordKey: p}}",
+			`elasticsearch.existingSecret: set apiKeyKey, or usernameKey and passwordKey with apiKeyKey: "", not both`},
+		{"secret username key without password key", "elasticsearch: {existingSecret: {name: es, apiKeyKey: '', usernameKey: u}}",
+			"elasticsearch.existingSecret: usernameKey and passwordKey go together"},
+		{"secret without keys", "elasticsearch: {existingSecret: {name: es, apiKeyKey: ''}}",
+			"elasticsearch.existingSecret.name: set apiKeyKey, usernameKey and passwordKey, or urlKey: which keys to read"},
 		{"url key without secret", "elasticsearch: {existingSecret: {urlKey: url}}",
 			"elasticsearch.existingSecret.urlKey needs elasticsearch.existingSecret.name"},
 		{"url key and endpoints", "elasticsearch: {endpoints: ['https://es:9200'], existingSecret: {name: es, urlKey: url}}",
@@ -293,6 +299,50 @@ func TestLiteralCredentials(t *testing.T) {
 	}
 	if _, ok := e["ELASTICSEARCH_API_KEY"]; ok {
 		t.Error("ELASTICSEARCH_API_KEY set without an api key")
+	}
+}
+
+// TestExistingSecret: credentials come from the named keys of the user's Secret, and every
+// reference is required, so a misspelt Secret or key stops the pod (CreateContainerConfigError)
+// instead of running it without credentials against a cluster that then refuses every bulk.
+func TestExistingSecret(t *testing.T) {
+	for _, tc := range []struct {
+		name, values string
+		want         map[string]string // variable -> key
+	}{
+		{"api key (default key)", "elasticsearch: {existingSecret: {name: es}}",
+			map[string]string{"ELASTICSEARCH_API_KEY": "api-key"}},
+		{"basic auth", "elasticsearch: {existingSecret: {name: es, apiKeyKey: '', usernameKey: user, passwordKey: pass}}",
+			map[string]string{"ELASTICSEARCH_USERNAME": "user", "ELASTICSEARCH_PASSWORD": "pass"}},
+		{"url and api key", "elasticsearch: {existingSecret: {name: es, urlKey: url}}",
+			map[string]string{"ELASTICSEARCH_URL": "url", "ELASTICSEARCH_API_KEY": "api-key"}},
+		{"url only", "elasticsearch: {existingSecret: {name: es, apiKeyKey: '', urlKey: url}}",
+			map[string]string{"ELASTICSEARCH_URL": "url"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := env(onlyPod(t, renderObjects(t, tc.values)).Containers[0])
+			for _, v := range []string{"ELASTICSEARCH_URL", "ELASTICSEARCH_API_KEY", "ELASTICSEARCH_USERNAME", "ELASTICSEARCH_PASSWORD"} {
+				ev, set := e[v]
+				key, want := tc.want[v]
+				if !want {
+					if set && ev.ValueFrom != nil {
+						t.Errorf("%s from a Secret: %+v", v, ev.ValueFrom)
+					}
+					continue
+				}
+				if ev.ValueFrom == nil || ev.ValueFrom.SecretKeyRef == nil {
+					t.Errorf("%s not from the Secret: %+v", v, ev)
+					continue
+				}
+				ref := ev.ValueFrom.SecretKeyRef
+				if ref.Name != "es" || ref.Key != key {
+					t.Errorf("%s from %s/%s, want es/%s", v, ref.Name, ref.Key, key)
+				}
+				if ref.Optional != nil && *ref.Optional {
+					t.Errorf("%s: optional reference; a missing Secret or key would run the pod without it", v)
+				}
+			}
+		})
 	}
 }
 

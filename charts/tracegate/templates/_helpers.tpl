@@ -180,6 +180,17 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- if and (or $es.username $es.password) (not (and $es.username $es.password)) }}
 {{- fail "elasticsearch: username and password go together" }}
 {{- end }}
+{{- with $es.existingSecret }}
+{{- if and .apiKeyKey (or .usernameKey .passwordKey) }}
+{{- fail "elasticsearch.existingSecret: set apiKeyKey, or usernameKey and passwordKey with apiKeyKey: \"\", not both" }}
+{{- end }}
+{{- if and (or .usernameKey .passwordKey) (not (and .usernameKey .passwordKey)) }}
+{{- fail "elasticsearch.existingSecret: usernameKey and passwordKey go together" }}
+{{- end }}
+{{- if and .name (not (or .apiKeyKey .usernameKey .urlKey)) }}
+{{- fail "elasticsearch.existingSecret.name: set apiKeyKey, usernameKey and passwordKey, or urlKey: which keys to read" }}
+{{- end }}
+{{- end }}
 {{- if and $es.existingSecret.urlKey (not $es.existingSecret.name) }}
 {{- fail "elasticsearch.existingSecret.urlKey needs elasticsearch.existingSecret.name" }}
 {{- end }}

@@ -38,7 +38,6 @@ metadata:
     secretKeyRef:
       name: {{ $es.existingSecret.name }}
       key: {{ $key }}
-      optional: true
 {{- end }}
 {{- end }}
 {{- else if include "tracegate.createEsSecret" . }}
