@@ -346,6 +346,17 @@ func TestExistingSecret(t *testing.T) {
 	}
 }
 
+// TestLifecycleHooks: the container's lifecycle is passed through (none by default).
+func TestLifecycleHooks(t *testing.T) {
+	if l := onlyPod(t, renderObjects(t, "")).Containers[0].Lifecycle; l != nil {
+		t.Errorf("lifecycle by default: %+v", l)
+	}
+	l := onlyPod(t, renderObjects(t, "lifecycleHooks: {preStop: {sleep: {seconds: 5}}}")).Containers[0].Lifecycle
+	if l == nil || l.PreStop == nil || l.PreStop.Sleep == nil || l.PreStop.Sleep.Seconds != 5 {
+		t.Errorf("lifecycle %+v, want a 5 s preStop sleep", l)
+	}
+}
+
 // TestConfigChecksum: a config change changes the pod template, so the pods roll.
 func TestConfigChecksum(t *testing.T) {
 	a := renderObjects(t, "")

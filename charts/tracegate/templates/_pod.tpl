@@ -139,6 +139,10 @@ containers:
     readinessProbe:
       {{- toYaml . | nindent 6 }}
     {{- end }}
+    {{- with .Values.lifecycleHooks }}
+    lifecycle:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
     {{- with .Values.resources }}
     resources:
       {{- toYaml . | nindent 6 }}
