@@ -130,12 +130,16 @@ func (r *ddReceiver) handler() http.Handler {
 	mux.Handle("/dogstatsd/v2/proxy", discard("dogstatsd", http.StatusOK, nil))
 	mux.HandleFunc("/info", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		// libdatadog (the PHP sidecar, .NET, the native writers of Python and Ruby) reads the
+		// state from /info's own reply and fails without it.
+		w.Header().Set("Datadog-Agent-State", r.state)
 		_, _ = w.Write(r.info)
 	})
 	return mux
 }
 
-// agentHeaders are on every reply but /info: Java re-reads /info whenever the state differs.
+// agentHeaders are on every reply but /info (which carries only the state): Java re-reads /info
+// whenever the state differs.
 func (r *ddReceiver) agentHeaders(w http.ResponseWriter) {
 	w.Header().Set("Datadog-Agent-Version", r.cfg.AgentVersion)
 	w.Header().Set("Datadog-Agent-State", r.state)

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -126,7 +127,10 @@ func TestInfo(t *testing.T) {
 	r := newTestReceiver(t, createDefaultConfig().(*Config), new(consumertest.TracesSink))
 	rec := serve(t, r, "GET", "/info", nil, nil)
 	require.Equal(t, 200, rec.Code)
-	assert.Empty(t, rec.Header().Get("Datadog-Agent-State"), "the agent does not wrap /info")
+	// libdatadog's info fetcher (the PHP sidecar, .NET and the native writers of Python and
+	// Ruby) fails with "Agent state header not found" without it.
+	sum := sha256.Sum256(rec.Body.Bytes())
+	assert.Equal(t, hex.EncodeToString(sum[:]), rec.Header().Get("Datadog-Agent-State"), "the hash of the body it is sent with")
 	var info map[string]any
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &info))
 	assert.Equal(t, false, info["client_drop_p0s"])
@@ -136,7 +140,6 @@ func TestInfo(t *testing.T) {
 	cfg := info["config"].(map[string]any)
 	assert.Equal(t, float64(8126), cfg["receiver_port"])
 	assert.Equal(t, float64(25<<20), cfg["max_request_bytes"])
-	sum := sha256.Sum256(rec.Body.Bytes())
 
 	again := serve(t, r, "GET", "/info", nil, nil)
 	assert.Equal(t, rec.Body.String(), again.Body.String(), "the body is stable")
@@ -407,6 +410,9 @@ func TestUnixSocket(t *testing.T) {
 		r, err := newReceiver(cfg, receivertest.NewNopSettings(metadata.Type), sink)
 		require.NoError(t, err)
 		require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o722), fi.Mode().Perm(), "any user may connect, as to the agent's socket")
 		resp, err := client.Post("http://unix/v0.4/traces", "application/msgpack", bytes.NewReader(v04Body("u", uint64(round+1), 1)))
 		require.NoError(t, err)
 		resp.Body.Close()

@@ -66,6 +66,9 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddR
 	}, nil
 }
 
+// socketMode is the Datadog Agent's mode for its trace socket.
+const socketMode os.FileMode = 0o722
+
 // Start listens and serves in the background.
 func (r *ddReceiver) Start(ctx context.Context, host component.Host) error {
 	if r.cfg.NetAddr.Transport == confignet.TransportTypeUnix {
@@ -76,6 +79,16 @@ func (r *ddReceiver) Start(ctx context.Context, host component.Host) error {
 	ln, err := r.cfg.ToListener(ctx)
 	if err != nil {
 		return fmt.Errorf("ddtrace receiver: listen on %s: %w", r.cfg.NetAddr.Endpoint, err)
+	}
+	if r.cfg.NetAddr.Transport == confignet.TransportTypeUnix {
+		// Connecting to a Unix socket takes write permission on it, and the umask leaves others
+		// without: an application running as another user (a shared hostPath in Kubernetes) would
+		// get EACCES, and tracers that find the socket do not fall back to TCP. The agent makes it
+		// writable by everyone, readable only by its owner.
+		if err := os.Chmod(r.cfg.NetAddr.Endpoint, socketMode); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("ddtrace receiver: set the permissions of %s: %w", r.cfg.NetAddr.Endpoint, err)
+		}
 	}
 	r.server, err = r.cfg.ToServer(ctx, host.GetExtensions(), r.set.TelemetrySettings, r.handler())
 	if err != nil {
