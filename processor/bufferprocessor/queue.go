@@ -292,7 +292,7 @@ func (q *queue) take(maxSpans int64) (items []item, ok bool, err error) {
 		switch {
 		case memoryReady:
 			it = q.popLocked()
-		case q.log != nil && q.log.Unread().Records > 0:
+		case q.log != nil && q.log.HasUnread():
 			q.mu.Unlock()
 			rec, got, rerr := q.log.Next()
 			q.mu.Lock()

@@ -335,16 +335,22 @@ func (l *Log) write(payload []byte, spans int64, enqueued time.Time, claim bool,
 	l.writeSeq++
 	l.writing = 0
 	pos := Pos{Seg: act.id, Off: off}
-	// Claim only when the reader is idle (TryLock) and nothing is unread: then the record is the
-	// next one the reader would return, and moving the reader past it keeps the log's order.
-	if claim && l.unread.Records == 0 && l.rmu.TryLock() {
-		for l.rseg != act {
-			l.passReaderSegment()
+	// Claim only when the reader is idle (TryLock) and stands right before the record: then it is
+	// the next one the reader would return, and moving the reader past it keeps the log's order.
+	// The position decides, not the unread counts: after damage the Open scan may have counted
+	// fewer records than the reader finds, and passing them would lose them without a trace.
+	if claim && l.rmu.TryLock() {
+		if !l.readerBeforeLocked(act, off) {
+			l.rmu.Unlock()
+		} else {
+			for l.rseg != act {
+				l.passReaderSegment()
+			}
+			l.roff = off + recSize
+			act.outstanding++
+			l.rmu.Unlock()
+			return pos, true, l.writeSeq, nil
 		}
-		l.roff = off + recSize
-		act.outstanding++
-		l.rmu.Unlock()
-		return pos, true, l.writeSeq, nil
 	}
 	act.unread.add(1, spans, recSize)
 	l.unread.add(1, spans, recSize)
@@ -594,7 +600,39 @@ func (l *Log) DropOldest() (Counts, bool, error) {
 	return dropped, true, nil
 }
 
-// Unread returns the records written and not yet read.
+// readerBeforeLocked reports whether no byte of the log lies between the reader and offset off of
+// seg: nothing left to read before it. Caller holds mu.
+func (l *Log) readerBeforeLocked(seg *segment, off int64) bool {
+	for _, s := range l.segs[slices.Index(l.segs, l.rseg):] {
+		start, end := int64(0), s.size
+		if s == l.rseg {
+			start = l.roff
+		}
+		if s == seg {
+			end = off
+		}
+		if start < end {
+			return false
+		}
+		if s == seg {
+			return true
+		}
+	}
+	return false
+}
+
+// HasUnread reports whether the reader has bytes left to read: records, or damaged or
+// acknowledged regions that Next will skip. Unlike Unread's counts it cannot be wrong after
+// damage, so it is what decides whether to call Next.
+func (l *Log) HasUnread() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	act := l.segs[len(l.segs)-1]
+	return !l.readerBeforeLocked(act, act.size)
+}
+
+// Unread returns the records written and not yet read, as counted: after damage the count may be
+// below what the reader still finds (HasUnread is exact); for telemetry.
 func (l *Log) Unread() Counts {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -1,6 +1,7 @@
 package diskqueue
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -399,4 +400,46 @@ func TestFsyncAlwaysLeavesAcksOutOfTheWritePath(t *testing.T) {
 	l, st := open(t, dir)
 	assert.Equal(t, int64(3), st.Pending.Records, "the acknowledged record stays acknowledged")
 	require.NoError(t, l.Close())
+}
+
+// TestDamagedLengthDoesNotHideRecords: a damaged length that still looks plausible makes the Open
+// scan jump over valid records, which the reader then finds by resynchronising. The unread count
+// is then too low; neither the workers (HasUnread) nor a claiming append may rely on it, or the
+// records behind would never be read: lost without a count.
+func TestDamagedLengthDoesNotHideRecords(t *testing.T) {
+	dir := t.TempDir()
+	l, _ := open(t, dir)
+	ps := appendN(t, l, 0, 10)
+	require.NoError(t, l.Close())
+	recSize := ps[2].Off - ps[1].Off
+	// Record 1 now claims to reach into the middle of record 4: a header the scan trusts, a length
+	// that leads to no header, so the reader resynchronises and finds records 2 to 9.
+	path := segName(dir, ps[0].Seg)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	length := binary.LittleEndian.Uint32(b[ps[1].Off+8:])
+	binary.LittleEndian.PutUint32(b[ps[1].Off+8:], length+uint32(3*recSize)+7) //nolint:gosec // small
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+
+	l, st := open(t, dir)
+	defer func() { require.NoError(t, l.Close()) }()
+	require.Less(t, st.Pending.Records, int64(9), "the scan skipped records (else this test tests nothing)")
+	var ids []int
+	for range 6 { // 0, 2, 3, 4, 5, 6: more than the scan counted
+		r, ok, err := l.Next()
+		require.NoError(t, err)
+		require.True(t, ok)
+		ids = append(ids, int(r.Spans))
+	}
+	assert.Zero(t, l.Unread().Records, "the count ran out before the records did")
+	assert.True(t, l.HasUnread(), "records 7 to 9 are still to be read")
+	// A write_ahead append that claims its record would pass the reader over 7 to 9.
+	_, claimed, err := l.Append(payload(10), 10, time.Unix(0, 10), true)
+	require.NoError(t, err)
+	assert.False(t, claimed, "claimed with records unread before it")
+	for _, r := range readAll(t, l) {
+		ids = append(ids, int(r.Spans))
+	}
+	assert.Equal(t, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10}, ids)
+	assert.False(t, l.HasUnread())
 }
