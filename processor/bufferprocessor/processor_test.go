@@ -397,3 +397,77 @@ func assertRetryInfo(t *testing.T, err error) {
 	}
 	assert.Positive(t, delay, "RESOURCE_EXHAUSTED without a RetryInfo delay")
 }
+
+// TestShutdownSavesMemoryToAFullDisk: in overflow mode with Elasticsearch down long enough that
+// the disk log is full, the memory queue is still written to disk at shutdown (beyond the
+// capacity) and delivered after the restart, instead of lost (the README's promise for a clean
+// shutdown).
+func TestShutdownSavesMemoryToAFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	down := newRecorder()
+	down.failFn = func(int) error { return errDown }
+	cfg := diskCfg(dir, ModeOverflow, FsyncNever)
+	cfg.Storage.Get().CapacityMiB = 1
+	cfg.Threads, cfg.Buffer = 1, 3
+	h := start(t, cfg, down, nil)
+	const per = 2000 // ~20 KB per batch: the 1 MiB log is full after a few dozen
+	accepted := 0
+	var err error
+	for ; accepted < 1000; accepted++ {
+		if err = h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(accepted*per, per)...)); err != nil {
+			break
+		}
+	}
+	require.ErrorIs(t, err, ErrFull, "memory and disk full")
+	batches, _, _ := h.p.q.memStats()
+	require.Positive(t, batches, "batches in memory when the disk is full")
+	h.shutdown(t)
+	assert.Zero(t, h.sum(t, "processor_buffer_dropped_spans", ""), "shutdown lost what memory held")
+
+	up := newRecorder()
+	h2 := start(t, diskCfg(dir, ModeOverflow, FsyncNever), up, nil)
+	up.waitDistinct(t, accepted*per)
+	h2.shutdown(t)
+	up.checkAll(t, rangeIDs(0, accepted*per))
+}
+
+// TestBatchLargerThanTheDisk: a batch larger than storage.capacity_mib can never be written. In
+// write_ahead every batch is, so it is refused for good (permanent); in overflow it only went to
+// disk because memory was full at that moment, so it is refused with a retryable status and
+// memory takes it once there is room.
+func TestBatchLargerThanTheDisk(t *testing.T) {
+	for _, tt := range []struct {
+		mode      string
+		permanent bool
+	}{{ModeOverflow, false}, {ModeWriteAhead, true}} {
+		t.Run(tt.mode, func(t *testing.T) {
+			rec := newRecorder()
+			rec.gate = make(chan struct{}) // Elasticsearch hangs
+			cfg := diskCfg(t.TempDir(), tt.mode, FsyncNever)
+			cfg.Storage.Get().CapacityMiB = 1
+			cfg.Threads, cfg.Buffer = 1, 1
+			h := start(t, cfg, rec, nil)
+			big := makeTraces(rangeIDs(0, 120_000)...) // > 1 MiB serialized
+			if tt.mode == ModeOverflow {
+				// The worker takes the first batch and hangs; the second fills the memory queue.
+				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(1_000_000)))
+				require.Eventually(t, func() bool { return rec.n.Load() == 1 }, 10*time.Second, time.Millisecond)
+				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(1_000_001)))
+			}
+			err := h.p.ConsumeTraces(context.Background(), big)
+			require.Error(t, err)
+			assert.Equal(t, tt.permanent, consumererror.IsPermanent(err), "%v", err)
+			if tt.permanent {
+				close(rec.gate)
+				h.shutdown(t)
+				return
+			}
+			assert.ErrorIs(t, err, ErrFull)
+			close(rec.gate)
+			// The client's retry: memory has room once the two small batches are delivered.
+			require.Eventually(t, func() bool { return h.p.ConsumeTraces(context.Background(), big) == nil }, 10*time.Second, time.Millisecond)
+			rec.waitDistinct(t, 120_002)
+			h.shutdown(t)
+		})
+	}
+}

@@ -214,6 +214,10 @@ func (q *queue) appendToDisk(it item) (kept bool, err error) {
 			return kept, nil
 		}
 		switch {
+		case errors.Is(err, diskqueue.ErrTooLarge) && !q.writeAhead:
+			// It only overflowed because memory was full at that moment: memory takes it once
+			// deliveries have made room, so the client should retry, not drop it.
+			return false, fmt.Errorf("buffer processor: memory queue full, and a batch of %d bytes can never fit storage.capacity_mib: %w (%w)", len(it.payload), ErrFull, err)
 		case errors.Is(err, diskqueue.ErrTooLarge):
 			return false, consumererror.NewPermanent(fmt.Errorf("buffer processor: batch of %d bytes can never fit storage.capacity_mib: %w", len(it.payload), err))
 		case errors.Is(err, diskqueue.ErrClosed):
@@ -421,7 +425,10 @@ func (q *queue) abandon(items []item, td ptrace.Traces, partial bool) int64 {
 	var m ptrace.ProtoMarshaler
 	payload, err := m.MarshalTraces(td)
 	if err == nil {
-		_, _, err = q.log.Append(payload, left, items[0].enqueued, false)
+		// Beyond capacity_mib if need be: with the disk full (Elasticsearch down for long), the
+		// alternative is losing acknowledged spans. What is written so is bounded by the memory
+		// queue plus the deliveries in flight (README, storage.capacity_mib).
+		err = q.log.AppendBeyondCapacity(payload, left, items[0].enqueued)
 	}
 	if err != nil {
 		lost := min(memSpans, left) // the disk items' records are replayed

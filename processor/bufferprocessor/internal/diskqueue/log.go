@@ -52,6 +52,11 @@ type Options struct {
 	SegmentBytes  int64
 	Fsync         FsyncPolicy
 	FsyncInterval time.Duration
+	// AckSyncInterval (FsyncAlways): how often the records of what was delivered are fsynced,
+	// by the appends that run anyway and by a background loop when none do (a backlog drained
+	// while clients are idle). After a power failure at most about this much delivery is sent
+	// again. Default 1 s.
+	AckSyncInterval time.Duration
 	// FS defaults to OS; tests inject write failures through it.
 	FS FS
 	// OnBackgroundError is told about failures no caller gets an error for: background fsyncs
@@ -154,9 +159,17 @@ func Open(opts Options) (*Log, OpenStats, error) {
 	if err := l.load(&st); err != nil {
 		return nil, st, errors.Join(err, l.closeFiles(), unlockDir(lock))
 	}
-	if opts.Fsync == FsyncInterval {
+	if l.opts.AckSyncInterval <= 0 {
+		l.opts.AckSyncInterval = time.Second
+	}
+	switch opts.Fsync {
+	case FsyncInterval:
 		l.stop, l.done = make(chan struct{}), make(chan struct{})
-		go l.syncLoop()
+		go l.syncLoop(opts.FsyncInterval)
+	case FsyncAlways:
+		// Appends fsync their records themselves; this only catches the acks they leave.
+		l.stop, l.done = make(chan struct{}), make(chan struct{})
+		go l.syncLoop(l.opts.AckSyncInterval)
 	}
 	return l, st, nil
 }
@@ -264,15 +277,27 @@ func mapNoSpace(err error) error {
 // out at once (claimed: the caller keeps it in memory and must Ack it) instead of being left for
 // Next. It returns after the record is written and, with FsyncAlways, synced.
 func (l *Log) Append(payload []byte, spans int64, enqueued time.Time, claim bool) (Pos, bool, error) {
+	return l.append(payload, spans, enqueued, claim, false)
+}
+
+// AppendBeyondCapacity writes one record even when the log is at its capacity (only the file
+// system's own space limits it). It is for shutdown, when the alternative is losing acknowledged
+// data held in memory: the caller bounds what it writes this way (its memory queue).
+func (l *Log) AppendBeyondCapacity(payload []byte, spans int64, enqueued time.Time) error {
+	_, _, err := l.append(payload, spans, enqueued, false, true)
+	return err
+}
+
+func (l *Log) append(payload []byte, spans int64, enqueued time.Time, claim, beyondCapacity bool) (Pos, bool, error) {
 	recSize := int64(headerSize + len(payload))
 	if len(payload) == 0 {
 		return Pos{}, false, errors.New("empty record")
 	}
-	if len(payload) > MaxRecordBytes || recSize > l.opts.CapacityBytes {
+	if len(payload) > MaxRecordBytes || (recSize > l.opts.CapacityBytes && !beyondCapacity) {
 		return Pos{}, false, fmt.Errorf("%w: %d bytes", ErrTooLarge, recSize)
 	}
 	l.wmu.Lock()
-	pos, claimed, seq, err := l.write(payload, spans, enqueued, claim, recSize)
+	pos, claimed, seq, err := l.write(payload, spans, enqueued, claim, recSize, beyondCapacity)
 	l.wmu.Unlock()
 	if err != nil {
 		return Pos{}, false, err
@@ -286,13 +311,13 @@ func (l *Log) Append(payload []byte, spans int64, enqueued time.Time, claim bool
 }
 
 // write appends under wmu: mu is held only around bookkeeping, not during the write itself.
-func (l *Log) write(payload []byte, spans int64, enqueued time.Time, claim bool, recSize int64) (Pos, bool, uint64, error) {
+func (l *Log) write(payload []byte, spans int64, enqueued time.Time, claim bool, recSize int64, beyondCapacity bool) (Pos, bool, uint64, error) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return Pos{}, false, 0, ErrClosed
 	}
-	if l.total+recSize > l.opts.CapacityBytes {
+	if l.total+recSize > l.opts.CapacityBytes && !beyondCapacity {
 		if err := l.reclaimActiveLocked(); err != nil || l.total+recSize > l.opts.CapacityBytes {
 			l.mu.Unlock()
 			return Pos{}, false, 0, errors.Join(ErrFull, err)
@@ -673,7 +698,7 @@ func (l *Log) waitSynced(seq uint64) error {
 		// Every client of this batch waits for this fsync, and on ext4 each file synced costs a
 		// journal commit of its own. Ack entries only say what was delivered: one lost to a power
 		// failure brings a duplicate, never a loss, so they ride along at most once a second.
-		_ = l.syncLocked(time.Since(l.acksSyncedAt) >= ackSyncEvery) // its failure is in l.failed
+		_ = l.syncLocked(time.Since(l.acksSyncedAt) >= l.opts.AckSyncInterval) // its failure is in l.failed
 	}
 }
 
@@ -702,10 +727,6 @@ func (l *Log) failedFor(seq uint64) error {
 	}
 	return nil
 }
-
-// ackSyncEvery bounds how often the FsyncAlways write path also fsyncs the ack files: after a power
-// failure, at most about this much delivery is sent again.
-const ackSyncEvery = time.Second
 
 // syncLocked fsyncs every dirty segment, and the dirty ack files if acks is true. Caller holds mu;
 // it is released during the fsyncs.
@@ -774,10 +795,10 @@ func syncDir(dir string) error {
 	return errors.Join(d.Sync(), d.Close())
 }
 
-// syncLoop is the FsyncInterval group commit.
-func (l *Log) syncLoop() {
+// syncLoop is the FsyncInterval group commit, and FsyncAlways's ack sync.
+func (l *Log) syncLoop(every time.Duration) {
 	defer close(l.done)
-	t := time.NewTicker(l.opts.FsyncInterval)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

@@ -380,12 +380,12 @@ func (f *syncCountingFile) Sync() error {
 }
 
 // TestFsyncAlwaysLeavesAcksOutOfTheWritePath: with FsyncAlways every Append waits for the segment's
-// fsync, but not for the ack file's (at most once per ackSyncEvery): a lost ack entry only means a
+// fsync, but not for the ack file's (at most once per AckSyncInterval): a lost ack entry only means a
 // duplicate. Close syncs the acks.
 func TestFsyncAlwaysLeavesAcksOutOfTheWritePath(t *testing.T) {
 	dir := t.TempDir()
 	fs := &syncCountingFS{syncs: map[string]int{}}
-	l, _ := open(t, dir, func(o *Options) { o.Fsync = FsyncAlways; o.FS = fs })
+	l, _ := open(t, dir, func(o *Options) { o.Fsync = FsyncAlways; o.FS = fs; o.AckSyncInterval = time.Hour })
 	appendN(t, l, 0, 1) // the first sync includes the (not yet existing) acks: the clock starts
 	rec, ok, err := l.Next()
 	require.NoError(t, err)
@@ -393,13 +393,29 @@ func TestFsyncAlwaysLeavesAcksOutOfTheWritePath(t *testing.T) {
 	require.NoError(t, l.Ack([]Pos{rec.Pos}))
 	appendN(t, l, 1, 3)
 	assert.Equal(t, 4, fs.count(segSuffix), "one segment fsync per Append")
-	assert.Equal(t, 0, fs.count(ackSuffix), "the ack file is not synced in the write path within ackSyncEvery")
+	assert.Equal(t, 0, fs.count(ackSuffix), "the ack file is not synced in the write path within AckSyncInterval")
 	require.NoError(t, l.Close())
 	assert.Equal(t, 1, fs.count(ackSuffix), "Close syncs the ack file")
 
 	l, st := open(t, dir)
 	assert.Equal(t, int64(3), st.Pending.Records, "the acknowledged record stays acknowledged")
 	require.NoError(t, l.Close())
+}
+
+// TestFsyncAlwaysSyncsAcksWithoutAppends: when no append runs (a backlog drained while clients
+// are idle), the acks are still fsynced every AckSyncInterval, not left to the kernel's writeback.
+func TestFsyncAlwaysSyncsAcksWithoutAppends(t *testing.T) {
+	fs := &syncCountingFS{syncs: map[string]int{}}
+	l, _ := open(t, t.TempDir(), func(o *Options) { o.Fsync = FsyncAlways; o.FS = fs; o.AckSyncInterval = 10 * time.Millisecond })
+	defer func() { require.NoError(t, l.Close()) }()
+	appendN(t, l, 0, 1)
+	rec, ok, err := l.Next()
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, l.Ack([]Pos{rec.Pos}))
+	// No append from here on. 10 s is a liveness bound, a thousand intervals.
+	require.Eventually(t, func() bool { return fs.count(ackSuffix) > 0 }, 10*time.Second, time.Millisecond,
+		"the ack file was never fsynced")
 }
 
 // TestDamagedLengthDoesNotHideRecords: a damaged length that still looks plausible makes the Open
