@@ -735,17 +735,21 @@ func (l *Log) syncLocked(acks bool) error {
 	target := l.writeSeq
 	first := l.attemptedSeq // writes after it are covered by an fsync for the first time
 	l.attemptedSeq = max(l.attemptedSeq, target)
-	var files []File
+	// Every segment before any ack file: a record rewritten elsewhere (a shutdown saving the rest
+	// of a delivery) acknowledges its old copy, and that ack must not become durable before the
+	// new copy does (fsyncs run in this order; a power failure may stop them anywhere).
+	var files, ackFiles []File
 	for _, s := range l.segs {
 		if s.dirty {
 			files = append(files, s.f)
 			s.dirty = false
 		}
 		if acks && s.ackDirty {
-			files = append(files, s.ack)
+			ackFiles = append(ackFiles, s.ack)
 			s.ackDirty = false
 		}
 	}
+	files = append(files, ackFiles...)
 	if acks {
 		l.acksSyncedAt = time.Now()
 	}

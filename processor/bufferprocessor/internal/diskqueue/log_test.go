@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -348,6 +349,7 @@ func TestENOSPCIsFull(t *testing.T) {
 type syncCountingFS struct {
 	mu    sync.Mutex
 	syncs map[string]int
+	order []string // the kinds, in the order they were synced
 }
 
 func (fs *syncCountingFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
@@ -375,6 +377,7 @@ type syncCountingFile struct {
 func (f *syncCountingFile) Sync() error {
 	f.fs.mu.Lock()
 	f.fs.syncs[f.kind]++
+	f.fs.order = append(f.fs.order, f.kind)
 	f.fs.mu.Unlock()
 	return f.File.Sync()
 }
@@ -416,6 +419,36 @@ func TestFsyncAlwaysSyncsAcksWithoutAppends(t *testing.T) {
 	// No append from here on. 10 s is a liveness bound, a thousand intervals.
 	require.Eventually(t, func() bool { return fs.count(ackSuffix) > 0 }, 10*time.Second, time.Millisecond,
 		"the ack file was never fsynced")
+}
+
+// TestSegmentsAreSyncedBeforeAcks: an fsync round makes every segment durable before any ack
+// file. A shutdown saves the rest of a delivery as a new record in the active segment and acks
+// the old record in an older one; if that ack became durable first, a power failure in between
+// would leave neither copy.
+func TestSegmentsAreSyncedBeforeAcks(t *testing.T) {
+	fs := &syncCountingFS{syncs: map[string]int{}}
+	l, _ := open(t, t.TempDir(), func(o *Options) { o.FS = fs }) // FsyncNever: only Close syncs
+	ps := appendN(t, l, 0, 40)                                   // 4 KiB segments: several
+	require.Greater(t, ps[len(ps)-1].Seg, ps[0].Seg)
+	var first Record
+	for i := range 2 {
+		r, ok, err := l.Next()
+		require.NoError(t, err)
+		require.True(t, ok)
+		if i == 0 {
+			first = r
+		}
+	}
+	// The rewrite: the new copy in the active segment, then the ack of the old one.
+	_, _, err := l.Append(first.Payload, first.Spans, first.Enqueued, false)
+	require.NoError(t, err)
+	require.NoError(t, l.Ack([]Pos{first.Pos}))
+	require.NoError(t, l.Close())
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	firstAck := slices.Index(fs.order, ackSuffix)
+	require.GreaterOrEqual(t, firstAck, 0, "the ack was synced")
+	assert.NotContains(t, fs.order[firstAck:], segSuffix, "a segment synced after an ack file: %v", fs.order)
 }
 
 // TestDamagedLengthDoesNotHideRecords: a damaged length that still looks plausible makes the Open
