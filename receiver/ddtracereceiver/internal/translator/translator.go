@@ -94,6 +94,7 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 		p := &payloads[pi]
 		lang, langV, tracerV := firstNonEmpty(h.Lang, p.LanguageName), firstNonEmpty(h.LangVersion, p.LanguageVersion), firstNonEmpty(h.TracerVersion, p.TracerVersion)
 		container := firstNonEmpty(p.ContainerID, h.ContainerID)
+		proc := processOf(p)
 		res.dropN(DropNilSpan, p.NilSpans)
 		for ci := range p.Chunks {
 			c := &p.Chunks[ci]
@@ -110,7 +111,7 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 					continue
 				}
 				info := scanSpan(s)
-				key := resourceKeyOf(&info, s, p, container)
+				key := resourceKeyOf(&info, s, p, container, proc)
 				key.lang, key.langVersion, key.tracerVersion = lang, langV, tracerV
 				span := groups.of(key, p.Tags).spans.AppendEmpty()
 				spanDec, traceDec := ids.of(s)
@@ -245,9 +246,46 @@ func scanSpan(s *payload.Span) spanInfo {
 	return info
 }
 
-func resourceKeyOf(info *spanInfo, s *payload.Span, p *payload.Payload, container string) resourceKey {
-	k := resourceKey{service: s.Service, container: container, pid: info.pid,
-		env: firstNonEmpty(info.env, p.Env), version: firstNonEmpty(info.version, p.AppVersion), host: firstNonEmpty(info.host, p.Hostname)}
+// process is what a payload says about the process that sent it. Tracers put `process_id` and
+// `_dd.hostname` on the local root span only (dd-trace-go, -java, -py, -rb), but every span of a
+// payload comes from that one process: taken per span, each trace would become two resources,
+// and its child spans would have no process.pid or host.name.
+type process struct {
+	pid  int64
+	host string
+}
+
+// processOf finds the first `process_id` metric and `_dd.hostname` in the payload's spans.
+func processOf(p *payload.Payload) process {
+	var proc process
+	for ci := range p.Chunks {
+		for si := range p.Chunks[ci].Spans {
+			s := &p.Chunks[ci].Spans[si]
+			if proc.pid == 0 {
+				if pid, ok := s.Metric("process_id"); ok && pid == float64(int64(pid)) {
+					proc.pid = int64(pid)
+				}
+			}
+			if proc.host == "" {
+				proc.host, _ = s.MetaValue("_dd.hostname")
+			}
+			if proc.pid != 0 && proc.host != "" {
+				return proc
+			}
+		}
+	}
+	return proc
+}
+
+// resourceKeyOf groups a span: its own values first, then the payload's and the process's.
+func resourceKeyOf(info *spanInfo, s *payload.Span, p *payload.Payload, container string, proc process) resourceKey {
+	pid := info.pid
+	if pid == 0 {
+		pid = proc.pid
+	}
+	k := resourceKey{service: s.Service, container: container, pid: pid,
+		env: firstNonEmpty(info.env, p.Env), version: firstNonEmpty(info.version, p.AppVersion),
+		host: firstNonEmpty(info.host, firstNonEmpty(p.Hostname, proc.host))}
 	if info.baseService != "" {
 		// The integration renamed the span's service; the application is the base service.
 		k.service = info.baseService

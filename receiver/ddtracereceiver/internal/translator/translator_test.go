@@ -158,3 +158,42 @@ func TestJoinOrReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessFactsApplyToTheWholePayload: tracers put process_id and _dd.hostname on the local
+// root span only; every span of the payload comes from that process, so the trace is one resource
+// with process.pid and host.name, not the root's resource and one without them. A span that says
+// otherwise keeps its own.
+func TestProcessFactsApplyToTheWholePayload(t *testing.T) {
+	root := payload.Span{Service: "svc", Name: "web.request", TraceID: 1, SpanID: 1,
+		Meta: []payload.KV{{Key: "_dd.hostname", Value: "node-7"}}, Metrics: []payload.KF{{Key: "process_id", Value: 4242}}}
+	child := payload.Span{Service: "svc", Name: "db.query", TraceID: 1, SpanID: 2, ParentID: 1}
+	other := payload.Span{Service: "svc", Name: "job", TraceID: 3, SpanID: 3, Metrics: []payload.KF{{Key: "process_id", Value: 99}}}
+	for _, tt := range []struct {
+		name  string
+		spans []payload.Span
+		want  map[int64][]string // pid -> span names in that resource
+	}{
+		{"root first", []payload.Span{root, child}, map[int64][]string{4242: {"web.request", "db.query"}}},
+		{"root last (as in a flushed chunk)", []payload.Span{child, root}, map[int64][]string{4242: {"db.query", "web.request"}}},
+		{"a span with its own pid", []payload.Span{root, child, other}, map[int64][]string{4242: {"web.request", "db.query"}, 99: {"job"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := New(Options{}).ToTraces(one(tt.spans...), Headers{})
+			rss := res.Traces.ResourceSpans()
+			require.Equal(t, len(tt.want), rss.Len())
+			for i := range rss.Len() {
+				attrs := rss.At(i).Resource().Attributes()
+				pid, ok := attrs.Get("process.pid")
+				require.True(t, ok, "resource %d without process.pid", i)
+				host, _ := attrs.Get("host.name")
+				assert.Equal(t, "node-7", host.Str(), "host.name of resource %d", i)
+				var names []string
+				spans := rss.At(i).ScopeSpans().At(0).Spans()
+				for j := range spans.Len() {
+					names = append(names, spans.At(j).Name())
+				}
+				assert.Equal(t, tt.want[pid.Int()], names, "spans of pid %d", pid.Int())
+			}
+		})
+	}
+}
