@@ -106,3 +106,30 @@ func TestDecodeMemoryBudget(t *testing.T) {
 	assert.Equal(t, 200, third.Code, third.Body.String())
 	assert.Equal(t, 200, sink.SpanCount())
 }
+
+// TestQueueTimeoutBoundsBothWaits: the wait for decode memory gets what the wait for a slot left
+// of queue_timeout, not a fresh queue_timeout: a request spent in the slot queue is not held
+// for decode memory beyond the tracer's patience. Here queue_timeout is an hour and the deadline
+// already passed: with memory taken, the reservation is refused at once (a separate timeout
+// would wait the hour; 30 s is a liveness bound), and with room, taken.
+func TestQueueTimeoutBoundsBothWaits(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.DecodeMemoryMiB, cfg.QueueTimeout = 1, time.Hour
+	r, err := newReceiver(cfg, nopSettings(), new(consumertest.TracesSink))
+	require.NoError(t, err)
+	spent := time.Now().Add(-time.Millisecond)
+	all, ok := r.reserveDecodeMemory(context.Background(), 1<<20, spent)
+	require.True(t, ok, "room is taken even past the deadline")
+	done := make(chan bool, 1)
+	go func() {
+		_, ok := r.reserveDecodeMemory(context.Background(), 100, spent)
+		done <- ok
+	}()
+	select {
+	case ok := <-done:
+		assert.False(t, ok, "no room, and no time left to wait for it")
+	case <-time.After(30 * time.Second):
+		t.Fatal("waited for decode memory past the request's queue deadline")
+	}
+	r.decodeMemory.Release(all)
+}

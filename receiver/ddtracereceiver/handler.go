@@ -214,7 +214,10 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 
 	// A bounded number of requests is read and decoded at once, so memory stays bounded whatever
 	// the number of connections; the rest wait up to queue_timeout, then are refused.
-	if !r.acquireSlot(ctx) {
+	// queue_timeout bounds the two waits together (a slot, then decode memory): tracers time out
+	// after 2 s (Python, JS), and a request held past that is lost or sent again.
+	queueDeadline := time.Now().Add(r.cfg.QueueTimeout)
+	if !r.acquireSlot(ctx, queueDeadline) {
 		drain(req.Body)
 		if ctx.Err() != nil {
 			return fail(0, ctx.Err())
@@ -237,7 +240,7 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 	if buf.Len() == 0 {
 		return fail(0, errEmptyBody)
 	}
-	reserved, ok := r.reserveDecodeMemory(ctx, buf.Len())
+	reserved, ok := r.reserveDecodeMemory(ctx, buf.Len(), queueDeadline)
 	if !ok {
 		if ctx.Err() != nil {
 			return fail(0, ctx.Err())
@@ -278,17 +281,18 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 const decodeExpansion = 64
 
 // reserveDecodeMemory takes decodeExpansion × bodyLen of decode_memory_mib (all of it when that is
-// more), waiting up to queue_timeout (at once when there is room, also with queue_timeout 0). It
-// returns what it took; false: no room came in time, or the client went away.
-func (r *ddReceiver) reserveDecodeMemory(ctx context.Context, bodyLen int) (int64, bool) {
+// more), waiting until deadline, what is left of queue_timeout (at once when there is room, also
+// past the deadline). It returns what it took; false: no room came in time, or the client went
+// away.
+func (r *ddReceiver) reserveDecodeMemory(ctx context.Context, bodyLen int, deadline time.Time) (int64, bool) {
 	n := min(int64(bodyLen)*decodeExpansion, r.cfg.DecodeMemoryMiB<<20)
 	if r.decodeMemory.TryAcquire(n) {
 		return n, true
 	}
-	if r.cfg.QueueTimeout <= 0 {
+	if !time.Now().Before(deadline) {
 		return 0, false
 	}
-	wait, cancel := context.WithTimeout(ctx, r.cfg.QueueTimeout)
+	wait, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if err := r.decodeMemory.Acquire(wait, n); err != nil {
 		return 0, false
@@ -296,15 +300,15 @@ func (r *ddReceiver) reserveDecodeMemory(ctx context.Context, bodyLen int) (int6
 	return n, true
 }
 
-// acquireSlot takes a decoder slot, waiting up to queue_timeout (a free slot is taken at once,
-// also with queue_timeout 0). false: none came in time, or the client went away.
-func (r *ddReceiver) acquireSlot(ctx context.Context) bool {
+// acquireSlot takes a decoder slot, waiting until deadline (a free slot is taken at once, also
+// with queue_timeout 0). false: none came in time, or the client went away.
+func (r *ddReceiver) acquireSlot(ctx context.Context, deadline time.Time) bool {
 	select {
 	case r.slots <- struct{}{}:
 		return true
 	default:
 	}
-	timer := time.NewTimer(r.cfg.QueueTimeout)
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
 	case r.slots <- struct{}{}:
