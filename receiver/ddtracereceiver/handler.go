@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -177,6 +178,7 @@ func (r *ddReceiver) tracesHandler(ep endpoint) http.Handler {
 		}
 		epAttr := attribute.String("endpoint", ep.name)
 		r.telemetry.ReceiverDdtraceRequests.Add(ctx, 1, metric.WithAttributes(epAttr, attribute.Int("http.response.status_code", status)))
+		r.countClientDrops(ctx, req, ep, epAttr)
 		if spans > 0 {
 			outcome := "accepted"
 			if rep != nil {
@@ -185,6 +187,35 @@ func (r *ddReceiver) tracesHandler(ep endpoint) http.Handler {
 			r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(spans), metric.WithAttributes(epAttr, attribute.String("outcome", outcome), attribute.String("reason", "")))
 		}
 	})
+}
+
+// countClientDrops records what the tracer says it dropped itself before sending (unsampled
+// traces; tracegate's /info asks no tracer to, but dd-trace-py with client-side stats on does),
+// and warns once per endpoint: those spans never reach tracegate, so nothing else shows them.
+func (r *ddReceiver) countClientDrops(ctx context.Context, req *http.Request, ep endpoint, epAttr attribute.KeyValue) {
+	spans := headerCount(req, "Datadog-Client-Dropped-P0-Spans")
+	traces := headerCount(req, "Datadog-Client-Dropped-P0-Traces")
+	if spans == 0 && traces == 0 {
+		return
+	}
+	r.telemetry.ReceiverDdtraceClientDroppedP0Spans.Add(ctx, spans, metric.WithAttributes(epAttr))
+	r.telemetry.ReceiverDdtraceClientDroppedP0Traces.Add(ctx, traces, metric.WithAttributes(epAttr))
+	if _, warned := r.clientDropWarned.LoadOrStore(ep.name, true); !warned {
+		r.set.Logger.Warn("a tracer drops unsampled traces before sending them; they never reach tracegate "+
+			"(counted in otelcol_receiver_ddtrace_client_dropped_p0_spans). Turn its client-side stats off "+
+			"(DD_TRACE_STATS_COMPUTATION_ENABLED / DD_TRACE_COMPUTE_STATS=false) to receive every trace",
+			zap.String("endpoint", ep.name), zap.String("lang", req.Header.Get("Datadog-Meta-Lang")),
+			zap.Int64("spans", spans), zap.Int64("traces", traces))
+	}
+}
+
+// headerCount reads a non-negative count header; anything else counts as 0.
+func headerCount(req *http.Request, name string) int64 {
+	n, err := strconv.ParseInt(req.Header.Get(name), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 // serveTraces reads, decodes, translates and forwards one request. It returns the number of spans

@@ -596,3 +596,37 @@ func TestLegacySpansCountNils(t *testing.T) {
 	}
 	assert.Equal(t, int64(2), nils)
 }
+
+// TestClientDroppedP0IsCounted: what a tracer says it dropped before sending (unsampled traces,
+// dd-trace-py with client-side stats) is counted, and the first time logged with what to change;
+// bad header values count as nothing.
+func TestClientDroppedP0IsCounted(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	core, logs := observer.New(zap.WarnLevel)
+	set.Logger = zap.New(core)
+	r, err := newReceiver(createDefaultConfig().(*Config), set, new(consumertest.TracesSink))
+	require.NoError(t, err)
+	for _, h := range []map[string]string{
+		{"Datadog-Client-Dropped-P0-Traces": "3", "Datadog-Client-Dropped-P0-Spans": "12"},
+		{"Datadog-Client-Dropped-P0-Traces": "1", "Datadog-Client-Dropped-P0-Spans": "5"},
+		{"Datadog-Client-Dropped-P0-Traces": "-4", "Datadog-Client-Dropped-P0-Spans": "lots"},
+		nil,
+	} {
+		require.Equal(t, 200, serve(t, r, "PUT", "/v0.4/traces", v04Body("p", 1, 1), h).Code)
+	}
+	for name, want := range map[string]int64{"otelcol.receiver.ddtrace.client.dropped_p0_spans": 17, "otelcol.receiver.ddtrace.client.dropped_p0_traces": 4} {
+		m, err := tel.GetMetric(name)
+		require.NoError(t, err, name)
+		var got int64
+		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			got += dp.Value
+		}
+		assert.Equal(t, want, got, name)
+	}
+	warnings := logs.FilterMessageSnippet("drops unsampled traces").All()
+	require.Len(t, warnings, 1, "warned once")
+	assert.Equal(t, int64(12), warnings[0].ContextMap()["spans"])
+}

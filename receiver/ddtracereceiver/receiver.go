@@ -37,6 +37,9 @@ type ddReceiver struct {
 	// decodeMemory is the decode_memory_mib budget, in bytes, shared by the requests in progress.
 	decodeMemory *semaphore.Weighted
 	buffers      sync.Pool
+	// clientDropWarned: endpoints whose tracers were told (in the log) that they drop unsampled
+	// traces themselves.
+	clientDropWarned sync.Map
 
 	server *http.Server
 	wg     sync.WaitGroup

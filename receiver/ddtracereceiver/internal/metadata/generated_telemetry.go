@@ -23,12 +23,14 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                      metric.Meter
-	mu                         sync.Mutex
-	registrations              []metric.Registration
-	ReceiverDdtraceRequestSize metric.Int64Histogram
-	ReceiverDdtraceRequests    metric.Int64Counter
-	ReceiverDdtraceSpans       metric.Int64Counter
+	meter                                metric.Meter
+	mu                                   sync.Mutex
+	registrations                        []metric.Registration
+	ReceiverDdtraceClientDroppedP0Spans  metric.Int64Counter
+	ReceiverDdtraceClientDroppedP0Traces metric.Int64Counter
+	ReceiverDdtraceRequestSize           metric.Int64Histogram
+	ReceiverDdtraceRequests              metric.Int64Counter
+	ReceiverDdtraceSpans                 metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -60,6 +62,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ReceiverDdtraceClientDroppedP0Spans, err = builder.meter.Int64Counter(
+		"otelcol.receiver.ddtrace.client.dropped_p0_spans",
+		metric.WithDescription("Unsampled (P0) spans the tracers said they dropped themselves and never sent (Datadog-Client-Dropped-P0-Spans), e.g. dd-trace-py with client-side stats computation on. [Alpha]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverDdtraceClientDroppedP0Traces, err = builder.meter.Int64Counter(
+		"otelcol.receiver.ddtrace.client.dropped_p0_traces",
+		metric.WithDescription("Unsampled (P0) trace chunks the tracers said they dropped themselves and never sent (Datadog-Client-Dropped-P0-Traces). [Alpha]"),
+		metric.WithUnit("{trace}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverDdtraceRequestSize, err = builder.meter.Int64Histogram(
 		"otelcol.receiver.ddtrace.request.size",
 		metric.WithDescription("Size of trace request bodies as received. [Alpha]"),

@@ -19,9 +19,17 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ReceiverDdtraceClientDroppedP0Spans.Add(context.Background(), 1)
+	tb.ReceiverDdtraceClientDroppedP0Traces.Add(context.Background(), 1)
 	tb.ReceiverDdtraceRequestSize.Record(context.Background(), 1)
 	tb.ReceiverDdtraceRequests.Add(context.Background(), 1)
 	tb.ReceiverDdtraceSpans.Add(context.Background(), 1)
+	AssertEqualReceiverDdtraceClientDroppedP0Spans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualReceiverDdtraceClientDroppedP0Traces(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverDdtraceRequestSize(t, testTel,
 		[]metricdata.HistogramDataPoint[int64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
