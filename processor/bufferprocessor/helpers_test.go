@@ -258,3 +258,26 @@ func (h *harness) shutdownB(b *testing.B) {
 	b.Helper()
 	require.NoError(b, h.p.Shutdown(context.Background()))
 }
+
+// slowSyncFS is a file system whose fsyncs take a while, so that appends overlap.
+type slowSyncFS struct{ delay time.Duration }
+
+func (fs *slowSyncFS) OpenFile(name string, flag int, perm os.FileMode) (diskqueue.File, error) {
+	f, err := diskqueue.OS{}.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &slowSyncFile{File: f, delay: fs.delay}, nil
+}
+
+func (*slowSyncFS) Remove(name string) error { return os.Remove(name) }
+
+type slowSyncFile struct {
+	diskqueue.File
+	delay time.Duration
+}
+
+func (f *slowSyncFile) Sync() error {
+	time.Sleep(f.delay)
+	return f.File.Sync()
+}

@@ -471,3 +471,30 @@ func TestBatchLargerThanTheDisk(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteAheadClaimsRespectTheMemoryBound: in write_ahead a batch is kept in memory (claimed)
+// when memory has room, decided before its write and fsync; concurrent appends reserve their
+// place, so the memory queue never holds more than `buffer` batches however many overlap.
+func TestWriteAheadClaimsRespectTheMemoryBound(t *testing.T) {
+	rec := newRecorder()
+	rec.gate = make(chan struct{}) // Elasticsearch hangs: nothing leaves memory
+	cfg := diskCfg(t.TempDir(), ModeWriteAhead, FsyncAlways)
+	cfg.Threads, cfg.Buffer = 1, 2
+	h := start(t, cfg, rec, &slowSyncFS{delay: 20 * time.Millisecond})
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(i)))
+		}()
+	}
+	wg.Wait()
+	batches, _, _ := h.p.q.memStats()
+	assert.LessOrEqual(t, batches, int64(cfg.Buffer), "memory queue beyond buffer")
+	close(rec.gate)
+	rec.waitDistinct(t, n)
+	h.shutdown(t)
+	rec.checkAll(t, rangeIDs(0, n))
+}

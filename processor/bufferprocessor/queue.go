@@ -67,6 +67,11 @@ type queue struct {
 	head     int
 	memSpans int64
 	memBytes int64
+	// claimItems and claimBytes are memory places reserved by write_ahead appends that may claim
+	// their record: the decision is taken before the (unlocked) write and fsync, so without the
+	// reservation concurrent appends could all decide there is room and overfill the queue.
+	claimItems int
+	claimBytes int64
 	maxItems int
 
 	log        *diskqueue.Log // nil: memory only
@@ -93,10 +98,11 @@ func newQueue(maxItems int, log *diskqueue.Log, writeAhead, dropOldest bool, bat
 
 func (q *queue) lenLocked() int { return len(q.items) - q.head }
 
-// fitsLocked reports whether a batch of size bytes fits in memory now.
+// fitsLocked reports whether a batch of size bytes fits in memory now, counting the places that
+// write_ahead appends in progress reserved.
 func (q *queue) fitsLocked(size int64) bool {
-	n := q.lenLocked()
-	return n < q.maxItems && (n == 0 || q.memBytes+size <= maxMemoryBytes)
+	n := q.lenLocked() + q.claimItems
+	return n < q.maxItems && (n == 0 || q.memBytes+q.claimBytes+size <= maxMemoryBytes)
 }
 
 func (q *queue) pushLocked(it item) {
@@ -181,9 +187,26 @@ func (q *queue) appendToDisk(it item) (kept bool, err error) {
 		if q.writeAhead {
 			q.mu.Lock()
 			claim = !q.closed && q.fitsLocked(it.bytes)
+			if claim {
+				q.claimItems++
+				q.claimBytes += it.bytes
+			}
 			q.mu.Unlock()
 		}
 		pos, claimed, err := q.log.Append(it.payload, it.spans, it.enqueued, claim)
+		// unreserveLocked gives the reservation back, under the same lock as the push that
+		// replaces it, so no other append sees the place free in between.
+		unreserveLocked := func() {
+			if claim {
+				q.claimItems--
+				q.claimBytes -= it.bytes
+			}
+		}
+		if err != nil {
+			q.mu.Lock()
+			unreserveLocked()
+			q.mu.Unlock()
+		}
 		switch {
 		case err != nil && claimed:
 			// Written but not synced (fsync failed): the client is told it failed and may send
@@ -200,6 +223,7 @@ func (q *queue) appendToDisk(it item) (kept bool, err error) {
 		}
 		if err == nil {
 			q.mu.Lock()
+			unreserveLocked()
 			switch {
 			case claimed && !q.closed:
 				it.pos, it.onDisk, it.payload = pos, true, nil // keep the decoded td, drop the copy
