@@ -72,7 +72,7 @@ type queue struct {
 	// reservation concurrent appends could all decide there is room and overfill the queue.
 	claimItems int
 	claimBytes int64
-	maxItems int
+	maxItems   int
 
 	log        *diskqueue.Log // nil: memory only
 	writeAhead bool
