@@ -192,9 +192,20 @@ func (l *Log) load(st *OpenStats) error {
 	slices.Sort(ids)
 	for _, id := range ids {
 		delete(acks, id)
+		corruptBefore := st.Corrupt
 		seg, err := l.openSealed(id, st)
 		if err != nil {
 			return err
+		}
+		if seg.unread.Records == 0 && st.Corrupt == corruptBefore {
+			// Nothing left to deliver (every record acknowledged, or none: each start creates an
+			// active segment, and a process that restarts without writing leaves it empty). Kept,
+			// it would never be passed by a reader with nothing to read, so a crash-looping
+			// collector would pile up files.
+			if err := l.deleteAtOpen(seg); err != nil {
+				return err
+			}
+			continue
 		}
 		l.segs = append(l.segs, seg)
 		l.total += seg.size
@@ -215,6 +226,18 @@ func (l *Log) load(st *OpenStats) error {
 	}
 	l.rseg = l.segs[0]
 	st.Pending = l.unread
+	return nil
+}
+
+// deleteAtOpen removes a segment load found nothing to deliver in, segment first (as maybeDelete).
+func (l *Log) deleteAtOpen(seg *segment) error {
+	errs := []error{seg.f.Close(), l.fs.Remove(segName(l.opts.Dir, seg.id))}
+	if err := l.fs.Remove(ackName(l.opts.Dir, seg.id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("delete segment %d: %w", seg.id, err)
+	}
 	return nil
 }
 

@@ -492,3 +492,31 @@ func TestDamagedLengthDoesNotHideRecords(t *testing.T) {
 	assert.Equal(t, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10}, ids)
 	assert.False(t, l.HasUnread())
 }
+
+// TestOpenDeletesSegmentsWithNothingToDeliver: each Open creates an active segment; one that
+// stayed empty, or whose records were all acknowledged, is deleted at the next Open instead of
+// piling up (a crash-looping collector restarts many times without writing).
+func TestOpenDeletesSegmentsWithNothingToDeliver(t *testing.T) {
+	dir := t.TempDir()
+	for range 5 {
+		l, _ := open(t, dir)
+		require.NoError(t, l.Close())
+	}
+	assert.Len(t, segFiles(t, dir), 1, "empty segments piled up")
+
+	l, _ := open(t, dir)
+	ps := appendN(t, l, 0, 3)
+	for _, r := range readAll(t, l) {
+		require.NoError(t, l.Ack([]Pos{r.Pos}))
+	}
+	appendN(t, l, 3, 1) // not acknowledged: its segment stays
+	require.NoError(t, l.Close())
+	l, st := open(t, dir)
+	assert.Equal(t, int64(1), st.Pending.Records)
+	recs := readAll(t, l)
+	require.Len(t, recs, 1)
+	assert.Equal(t, int64(3), recs[0].Spans)
+	require.NoError(t, l.Close())
+	assert.Equal(t, ps[0].Seg, ps[2].Seg)
+	assert.Len(t, segFiles(t, dir), 2, "the record's segment and the new active one")
+}
