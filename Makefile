@@ -16,7 +16,7 @@ TEST_FLAGS ?= -count=1 -timeout 15m
 all: build
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
 
 build: ## build bin/tracegate (version $(VERSION), from builder-config.yaml) from the committed cmd/tracegate
 	@# No -trimpath: it would compile every dependency a second time (the tests build them without
@@ -87,8 +87,9 @@ test: lint check-generated validate-configs unit-test fuzz e2e-test helm-test ##
 demo: build ## stand-in + tracegate on the standard ports, traces over every protocol, counts per protocol
 	$(GO) run ./cmd/tracegate-demo
 
-run: build ## run tracegate with configs/default.yaml (ELASTICSEARCH_URL, default http://localhost:9200)
-	./$(BINARY) --config configs/default.yaml
+run: build ## run tracegate with configs/default.yaml (ELASTICSEARCH_URL, default http://localhost:9200; buffer in TRACEGATE_BUFFER_DIR, default bin/buffer)
+	mkdir -p $${TRACEGATE_BUFFER_DIR:-bin/buffer}
+	TRACEGATE_BUFFER_DIR=$${TRACEGATE_BUFFER_DIR:-bin/buffer} ./$(BINARY) --config configs/default.yaml
 
 es-setup: ## install the templates a mapping needs: make es-setup MODE=ecs|plain|otel (ELASTICSEARCH_URL, credentials from the environment)
 	$(GO) run ./cmd/tracegate-es-setup --mode $(or $(MODE),otel)
