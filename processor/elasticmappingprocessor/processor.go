@@ -2,8 +2,10 @@ package elasticmappingprocessor
 
 import (
 	"context"
+	"strings"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/attribute"
@@ -42,6 +44,9 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		sss := rss.At(i).ScopeSpans()
+		if ecs {
+			moveScalarsOffECSObjects(rss.At(i).Resource().Attributes())
+		}
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
 			ss.Scope().Attributes().PutStr(MappingModeAttribute, p.cfg.Mode)
@@ -51,6 +56,7 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
+				moveScalarsOffECSObjects(span.Attributes())
 				if p.cfg.ECSDuration {
 					addDuration(span)
 				}
@@ -105,4 +111,55 @@ func addErrorFields(span ptrace.Span) bool {
 		return copied
 	}
 	return false
+}
+
+// isECSObjectField reports whether name is a top-level field tracegate's ECS template maps as an
+// object (configs/elasticsearch/ecs). The exporter writes an attribute it does not know under its
+// own name at the top of the document, so an attribute named exactly so with a plain value would
+// put a value where Elasticsearch expects an object, and the whole document is rejected
+// (mapper_parsing_exception; ignore_malformed does not cover it). Zipkin and Jaeger spans carry
+// such an `error` tag (Brave sets it to the exception message).
+func isECSObjectField(name string) bool {
+	switch name {
+	case "data_stream", "trace", "span", "parent", "event", "service", "error", "http", "url", "host", "elastic":
+		return true
+	}
+	return false
+}
+
+// moveScalarsOffECSObjects moves each plain-valued attribute named like an ECS object into that
+// object: an `error` message to error.message (when the span has none), anything else to
+// <name>.value (or <name>.original when taken).
+func moveScalarsOffECSObjects(attrs pcommon.Map) {
+	var names []string
+	for k, v := range attrs.All() {
+		if isECSObjectField(k) && v.Type() != pcommon.ValueTypeMap {
+			names = append(names, k)
+		}
+	}
+	for _, name := range names {
+		v, _ := attrs.Get(name)
+		candidates := []string{name + ".value", name + ".original"}
+		if name == "error" && v.Type() == pcommon.ValueTypeStr && !isBoolString(v.Str()) {
+			candidates = append([]string{"error.message"}, candidates...)
+		}
+		// The first free name; if a span somehow has them all, the last is overwritten rather
+		// than the document rejected.
+		to := candidates[len(candidates)-1]
+		for _, c := range candidates {
+			if _, taken := attrs.Get(c); !taken {
+				to = c
+				break
+			}
+		}
+		moved := pcommon.NewValueEmpty() // v points into attrs, which PutEmpty may reallocate
+		v.CopyTo(moved)
+		moved.MoveTo(attrs.PutEmpty(to))
+		attrs.Remove(name)
+	}
+}
+
+// isBoolString: Zipkin's and OpenTracing's `error` tag is often just "true".
+func isBoolString(s string) bool {
+	return strings.EqualFold(s, "true") || strings.EqualFold(s, "false")
 }

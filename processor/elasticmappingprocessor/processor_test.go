@@ -208,3 +208,72 @@ func TestECSGapsOfTheExporter(t *testing.T) {
 	_, leaks := field(byName["GET /cart"], "elastic.mapping.mode")
 	assert.True(t, leaks, "gap 3 stays: the pipeline cannot remove a scope attribute the exporter reads")
 }
+
+// TestScalarsOffECSObjects: an attribute named like a field the ECS template maps as an object
+// (Zipkin's and Jaeger's `error` tag above all) would make Elasticsearch reject the document. In
+// ecs mode it moves into that object; the documents the real exporter writes then have objects
+// there. Other modes are left alone.
+func TestScalarsOffECSObjects(t *testing.T) {
+	tests := []struct {
+		name  string
+		attrs map[string]any
+		want  map[string]any // attributes after the processor
+	}{
+		{"zipkin error message", map[string]any{"error": "connection refused"}, map[string]any{"error.message": "connection refused"}},
+		{"error flag", map[string]any{"error": "true"}, map[string]any{"error.value": "true"}},
+		{"boolean error", map[string]any{"error": true}, map[string]any{"error.value": true}},
+		{"message already set", map[string]any{"error": "boom", "error.message": "first"}, map[string]any{"error.message": "first", "error.value": "boom"}},
+		{"every name taken", map[string]any{"host": "a", "host.value": "b", "host.original": "c"}, map[string]any{"host.value": "b", "host.original": "a"}},
+		{"other object names", map[string]any{"http": "x", "service": int64(3), "url": "u"}, map[string]any{"http.value": "x", "service.value": int64(3), "url.value": "u"}},
+		{"an object stays", map[string]any{"error": map[string]any{"message": "m"}}, map[string]any{"error": map[string]any{"message": "m"}}},
+		{"dotted keys stay", map[string]any{"error.type": "E", "http.method": "GET"}, map[string]any{"error.type": "E", "http.method": "GET"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, mode := range []string{ModeECS, ModeOTel} {
+				td := ptrace.NewTraces()
+				rs := td.ResourceSpans().AppendEmpty()
+				require.NoError(t, rs.Resource().Attributes().FromRaw(tt.attrs))
+				span := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+				require.NoError(t, span.Attributes().FromRaw(tt.attrs))
+				sink := new(consumertest.TracesSink)
+				require.NoError(t, newTestProcessor(t, &Config{Mode: mode}, sink).ConsumeTraces(context.Background(), td))
+				out := sink.AllTraces()[0].ResourceSpans().At(0)
+				want := tt.want
+				if mode != ModeECS {
+					want = tt.attrs
+				}
+				assert.Equal(t, want, out.ScopeSpans().At(0).Spans().At(0).Attributes().AsRaw(), "%s: span", mode)
+				assert.Equal(t, want, out.Resource().Attributes().AsRaw(), "%s: resource", mode)
+			}
+		})
+	}
+}
+
+// TestECSDocumentsHaveObjectsWhereTheTemplateDoes: through the real exporter, a Zipkin-style
+// failed span's document holds error as an object with the message, not the plain value that
+// Elasticsearch rejects against the ECS template.
+func TestECSDocumentsHaveObjectsWhereTheTemplateDoes(t *testing.T) {
+	es := esexportertest.StartStandin(t, esstandin.Options{Version: "8.13.4"})
+	es.PutTemplate(esstandin.IndexTemplate{Name: "traces-ecs", Patterns: []string{"traces-*-*"}, Priority: 200, DataStream: true})
+	exp := esexportertest.NewExporter(t, es.URL(), map[string]any{"sending_queue": map[string]any{"enabled": false}})
+	td := testTraces()
+	failed := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
+	failed.Events().RemoveIf(func(ptrace.SpanEvent) bool { return true }) // Zipkin sends none
+	failed.Attributes().PutStr("error", "connection refused")
+	require.NoError(t, newTestProcessor(t, &Config{Mode: ModeECS}, exp).ConsumeTraces(context.Background(), td))
+	var found bool
+	for _, d := range es.Documents() {
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal(d.Source, &doc))
+		if name, _ := field(doc, "span.name"); name != "SELECT cart" {
+			continue
+		}
+		found = true
+		_, isObject := doc["error"].(map[string]any)
+		require.True(t, isObject, "error is %#v, which the ECS template's object mapping refuses", doc["error"])
+		msg, _ := field(doc, "error.message")
+		assert.Equal(t, "connection refused", msg)
+	}
+	assert.True(t, found)
+}
