@@ -48,7 +48,7 @@ func TestInstallECS(t *testing.T) {
 	actions, err := Run(context.Background(), opts)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
-		"installed ilm policy tracegate-traces",
+		"installed ilm policy tracegate-traces-ecs",
 		"installed component template tracegate-traces-ecs@mappings",
 		"installed component template tracegate-traces-ecs@settings",
 		"installed index template tracegate-traces-ecs",
@@ -100,7 +100,7 @@ func TestNeverOverwritesWhatItDoesNotOwnOrIsNewer(t *testing.T) {
 	actions, err := Run(context.Background(), Options{URLs: []string{url}, Mode: "ecs"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{
-		"installed ilm policy tracegate-traces",
+		"installed ilm policy tracegate-traces-ecs",
 		"upgraded component template tracegate-traces-ecs@mappings", // ours, older
 		"kept component template tracegate-traces-ecs@settings",     // ours, newer
 		"kept index template tracegate-traces-ecs",                  // the user's
@@ -209,4 +209,24 @@ func TestClusterWithItsOwnCA(t *testing.T) {
 	require.NoError(t, os.WriteFile(notPEM, []byte("hello"), 0o600))
 	_, err = ClientWithCA(notPEM)
 	require.ErrorContains(t, err, "holds no PEM certificate")
+}
+
+// TestModesHaveTheirOwnPolicies: the ecs policy rolls a data stream over and the plain one deletes
+// daily indices; sharing one name, the second mode's setup kept the first mode's policy (same
+// version), and its indices then never rolled over or sat in ILM errors. Upgrading a cluster from
+// plain (up to 8.11) to ecs (8.12+) installs the ecs policy next to the plain one.
+func TestModesHaveTheirOwnPolicies(t *testing.T) {
+	es, url, _ := standin(t, "8.12.0")
+	for _, mode := range []string{"plain", "ecs"} {
+		actions, err := Run(context.Background(), Options{URLs: []string{url}, Mode: mode})
+		require.NoError(t, err)
+		assert.Contains(t, summary(actions), "installed ilm policy tracegate-traces-"+mode)
+		settings, ok := es.SetupResource("_component_template", "tracegate-traces-"+mode+"@settings")
+		require.True(t, ok)
+		assert.Contains(t, string(settings), `"tracegate-traces-`+mode+`"`, "the %s template names its own policy", mode)
+	}
+	ecs, _ := es.SetupResource("_ilm/policy", "tracegate-traces-ecs")
+	plain, _ := es.SetupResource("_ilm/policy", "tracegate-traces-plain")
+	assert.Contains(t, string(ecs), "rollover")
+	assert.NotContains(t, string(plain), "rollover", "plain indices have no alias to roll over")
 }
