@@ -62,6 +62,13 @@ func TestInstallECS(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, 1, es.Stats().Documents)
+	// So do the data streams the exporter routes to by data_stream.* attributes (traces-<dataset>-<namespace>),
+	// which Elasticsearch has no other template for before 8.16.
+	body = `{"create":{"_index":"traces-payments-prod"}}` + "\n" + `{"@timestamp":"2026-11-30T00:00:00Z","span":{"id":"bb"}}` + "\n"
+	resp, err = http.Post(url+"/_bulk?require_data_stream=true", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 2, es.Stats().Documents, "a routed data stream has a template")
 
 	// Idempotent: a second run changes nothing.
 	puts := countPuts(es)
