@@ -167,7 +167,9 @@ func (c *client) do(ctx context.Context, method, p string, body []byte) (int, []
 	switch {
 	case c.opts.APIKey != "":
 		req.Header.Set("Authorization", "ApiKey "+c.opts.APIKey)
-	case c.opts.Username != "":
+	case c.opts.Username != "" && c.opts.Password != "":
+		// Both, as the exporter's transport requires: with a password missing it sends no
+		// credentials, and a setup that worked would be followed by a tracegate that gets 401s.
 		req.SetBasicAuth(c.opts.Username, c.opts.Password)
 	}
 	resp, err := c.opts.Client.Do(req)

@@ -237,3 +237,31 @@ func TestModesHaveTheirOwnPolicies(t *testing.T) {
 	assert.Contains(t, string(ecs), "rollover")
 	assert.NotContains(t, string(plain), "rollover", "plain indices have no alias to roll over")
 }
+
+// TestCredentialsAsTheExporterSendsThem: an API key wins; basic authentication only with both a
+// username and a password, as the exporter's transport does (with the password missing it sends
+// nothing, so a setup that authenticated would hide the 401s tracegate then gets).
+func TestCredentialsAsTheExporterSendsThem(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"api key", Options{APIKey: "a2V5", Username: "elastic", Password: "x"}, "ApiKey a2V5"},
+		{"basic", Options{Username: "elastic", Password: "x"}, "Basic ZWxhc3RpYzp4"},
+		{"username without password", Options{Username: "elastic"}, ""},
+		{"none", Options{}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, url, auth := standin(t, "8.13.4")
+			opts := tt.opts
+			opts.URLs, opts.Mode = []string{url}, "ecs"
+			_, err := Run(context.Background(), opts)
+			require.NoError(t, err)
+			require.NotEmpty(t, auth())
+			for _, a := range auth() {
+				assert.Equal(t, tt.want, a)
+			}
+		})
+	}
+}
