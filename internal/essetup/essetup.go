@@ -94,9 +94,6 @@ func Resources(mode string) ([]resource, error) {
 	if _, ok := minVersion[mode]; !ok {
 		return nil, fmt.Errorf("unknown mode %q: want otel, ecs or plain", mode)
 	}
-	if mode == "otel" {
-		return nil, nil // Elasticsearch 8.16+ ships these templates
-	}
 	entries, err := fs.ReadDir(elasticsearch.Templates, mode)
 	if err != nil {
 		return nil, err
@@ -212,8 +209,10 @@ func Run(ctx context.Context, opts Options) ([]Action, error) {
 		if status != http.StatusOK {
 			return nil, fmt.Errorf("Elasticsearch %s has no traces-otel@template (status %d): is the otel-data plugin disabled?", version, status)
 		}
-		fmt.Fprintln(opts.Log, "nothing to install: Elasticsearch ships the otel mapping's templates")
-		return nil, nil
+		// Elasticsearch ships the mapping; what it lacks is retention (traces@lifecycle never
+		// deletes): a policy and traces-otel@custom, the optional template traces-otel@template
+		// composes for exactly this.
+		fmt.Fprintln(opts.Log, "Elasticsearch ships the otel mapping's templates; installing retention for traces-*.otel-*")
 	}
 	var actions []Action
 	for _, r := range resources {

@@ -130,7 +130,7 @@ func TestVersionChecks(t *testing.T) {
 		wantErr       string // "" = success
 		wantInstalled int
 	}{
-		{"8.17.0", "otel", "", 0},
+		{"8.17.0", "otel", "", 2},
 		{"8.13.4", "otel", "Elasticsearch 8.13.4 is too old for the otel mapping (needs 8.16 or later): use --mode ecs, or upgrade to 8.16+ for otel", 0},
 		{"8.11.4", "ecs", "Elasticsearch 8.11.4 is too old for the ecs mapping (needs 8.12 or later): use --mode plain", 0},
 		{"7.17.25", "plain", "", 4},
@@ -264,4 +264,36 @@ func TestCredentialsAsTheExporterSendsThem(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOtelRetention: Elasticsearch 8.16+ ships the otel mapping, but its traces@lifecycle policy
+// never deletes. The setup adds a 30-day policy through traces-otel@custom, the optional template
+// traces-otel@template composes for this, and leaves a traces-otel@custom of the user's alone.
+func TestOtelRetention(t *testing.T) {
+	es, url, _ := standin(t, "8.17.0")
+	actions, err := Run(context.Background(), Options{URLs: []string{url}, Mode: "otel"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"installed ilm policy tracegate-traces-otel",
+		"installed component template traces-otel@custom",
+	}, summary(actions))
+	custom, ok := es.SetupResource("_component_template", "traces-otel@custom")
+	require.True(t, ok)
+	assert.Contains(t, string(custom), `"tracegate-traces-otel"`)
+	policy, _ := es.SetupResource("_ilm/policy", "tracegate-traces-otel")
+	assert.Contains(t, string(policy), `"delete"`)
+
+	// A cluster whose own traces-otel@custom already exists keeps it.
+	es2, url2, _ := standin(t, "9.1.0")
+	req, _ := http.NewRequest(http.MethodPut, url2+"/_component_template/traces-otel@custom",
+		strings.NewReader(`{"template":{"settings":{"index":{"lifecycle":{"name":"ops-traces"}}}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	actions, err = Run(context.Background(), Options{URLs: []string{url2}, Mode: "otel"})
+	require.NoError(t, err)
+	assert.Contains(t, summary(actions), "kept component template traces-otel@custom")
+	users, _ := es2.SetupResource("_component_template", "traces-otel@custom")
+	assert.Contains(t, string(users), "ops-traces")
 }
