@@ -56,7 +56,7 @@ func run() error {
 		HealthURL: "http://127.0.0.1:13133/",
 	})
 	if err != nil {
-		return fmt.Errorf("%w\n(are the standard ports 4317, 4318, 9411, 14250, 14268, 6831, 6832, 8126, 13133, 8888 free?)", err)
+		return fmt.Errorf("%w\n(are the standard ports 4317, 4318, 9411, 14250, 14268, 6831, 6832, 8126, 13133, 8888, 1777 and 55679 free?)", err)
 	}
 	defer func() {
 		if err := proc.Stop(30 * time.Second); err != nil {
