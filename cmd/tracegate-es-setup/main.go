@@ -7,7 +7,8 @@
 // ELASTICSEARCH_CA_FILE names the PEM file of the CA that signed the cluster's certificate, as for
 // tracegate (Elasticsearch 8 signs its own by default).
 //
-// Modes: otel (8.16+: checks that Elasticsearch ships the templates; installs nothing), ecs
+// Modes: otel (8.16+: checks that Elasticsearch ships the templates, and adds the retention they
+// lack: a 30-day policy through traces-otel@custom), ecs
 // (8.12-8.15), plain (7.17, 8.0-8.11). It is idempotent: resources tracegate installed are upgraded
 // only when this version is newer, and resources it did not install are never overwritten unless
 // --force is given. The JSON it installs is in configs/elasticsearch/<mode>/.

@@ -297,3 +297,21 @@ func TestOtelRetention(t *testing.T) {
 	users, _ := es2.SetupResource("_component_template", "traces-otel@custom")
 	assert.Contains(t, string(users), "ops-traces")
 }
+
+// TestUpgradeRenamesThePolicy: a cluster set up before the policies had a name per mode holds
+// version 1 of the settings template, naming the shared "tracegate-traces" policy; running the
+// setup again upgrades it to name the mode's own policy.
+func TestUpgradeRenamesThePolicy(t *testing.T) {
+	es, url, _ := standin(t, "8.13.4")
+	req, _ := http.NewRequest(http.MethodPut, url+"/_component_template/tracegate-traces-ecs@settings",
+		strings.NewReader(`{"version":1,"_meta":{"managed_by":"tracegate"},"template":{"settings":{"index":{"lifecycle":{"name":"tracegate-traces"}}}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	actions, err := Run(context.Background(), Options{URLs: []string{url}, Mode: "ecs"})
+	require.NoError(t, err)
+	assert.Contains(t, summary(actions), "upgraded component template tracegate-traces-ecs@settings")
+	settings, _ := es.SetupResource("_component_template", "tracegate-traces-ecs@settings")
+	assert.Contains(t, string(settings), `"tracegate-traces-ecs"`)
+}
