@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -279,5 +280,43 @@ type slowSyncFile struct {
 
 func (f *slowSyncFile) Sync() error {
 	time.Sleep(f.delay)
+	return f.File.Sync()
+}
+
+// orderFS records, in order, the writes and fsyncs of segment (.seg) and ack (.ack) files.
+type orderFS struct {
+	mu     sync.Mutex
+	events []string // "write .seg", "sync .ack", …
+}
+
+func (fs *orderFS) OpenFile(name string, flag int, perm os.FileMode) (diskqueue.File, error) {
+	f, err := diskqueue.OS{}.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &orderFile{File: f, fs: fs, kind: filepath.Ext(name)}, nil
+}
+
+func (*orderFS) Remove(name string) error { return os.Remove(name) }
+
+func (fs *orderFS) record(e string) {
+	fs.mu.Lock()
+	fs.events = append(fs.events, e)
+	fs.mu.Unlock()
+}
+
+type orderFile struct {
+	diskqueue.File
+	fs   *orderFS
+	kind string
+}
+
+func (f *orderFile) Write(b []byte) (int, error) {
+	f.fs.record("write " + f.kind)
+	return f.File.Write(b)
+}
+
+func (f *orderFile) Sync() error {
+	f.fs.record("sync " + f.kind)
 	return f.File.Sync()
 }

@@ -395,6 +395,15 @@ func (q *queue) stopWakeLocked() {
 }
 
 // ack releases delivered (or dropped) items' disk records.
+func hasDiskItems(items []item) bool {
+	for _, it := range items {
+		if it.onDisk {
+			return true
+		}
+	}
+	return false
+}
+
 func (q *queue) ack(items []item) error {
 	var ps []diskqueue.Pos
 	for _, it := range items {
@@ -459,7 +468,15 @@ func (q *queue) abandon(items []item, td ptrace.Traces, partial bool) int64 {
 		q.onDrop(reasonShutdown, lost)
 		return lost
 	}
-	// The merged record now holds the disk items' data too: release their old records.
+	// The merged record now holds the disk items' data too: release their old records, once the
+	// new one is durable (fsync: always already synced it). A failed sync keeps them: a duplicate
+	// after restart, never a loss.
+	if hasDiskItems(items) && q.log.Policy() != diskqueue.FsyncAlways {
+		if err := q.log.Sync(); err != nil {
+			q.logger.Warn("Syncing the disk buffer at shutdown failed; its records stay for a replay", zap.Error(err))
+			return 0
+		}
+	}
 	_ = q.ack(items) // a failed ack only means a duplicate after restart
 	return 0
 }

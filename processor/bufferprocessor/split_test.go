@@ -3,6 +3,7 @@ package bufferprocessor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -237,4 +238,34 @@ func TestMoveLeadingSpansLeavesNoEmptyEntries(t *testing.T) {
 		assert.Equal(t, 2, part.SpanCount(), name)
 	}
 	assert.Equal(t, []spanRef{{"", "", "0"}, {"", "", "1"}}, spanRefs(head))
+}
+
+// TestShutdownRewriteIsDurableBeforeItsAck: a shutdown in the middle of a delivery in parts
+// writes the rest as a new record and acknowledges the old one. With fsync interval or never the
+// new record is only in the page cache then, and the kernel may write the ack back first: a power
+// failure in between would keep neither. The new record is fsynced before the ack is written.
+func TestShutdownRewriteIsDurableBeforeItsAck(t *testing.T) {
+	cfg := diskCfg(t.TempDir(), ModeWriteAhead, FsyncNever)
+	cfg.ShutdownTimeout = 200 * time.Millisecond
+	first := &sizeLimitedConsumer{recorder: newRecorder(), limit: maxDeliveryBytes, hang: make(chan struct{})}
+	fs := &orderFS{}
+	h := start(t, cfg, first, fs)
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), bigBatch(3000)))
+	for deadline := time.Now().Add(20 * time.Second); first.offers.Load() < 2; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the second part was never offered")
+	}
+	require.NoError(t, shutdownReturns(t, h, context.Background()))
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	lastSegWrite := slices.Index(fs.events, "write .seg")
+	for i, e := range fs.events {
+		if e == "write .seg" {
+			lastSegWrite = i // the rewrite at shutdown
+		}
+	}
+	require.Positive(t, lastSegWrite, "the rest was rewritten: %v", fs.events)
+	after := fs.events[lastSegWrite+1:]
+	ack := slices.Index(after, "write .ack")
+	require.GreaterOrEqual(t, ack, 0, "the old record was acknowledged: %v", after)
+	assert.Contains(t, after[:ack], "sync .seg", "the ack was written before the new record was synced: %v", after)
 }

@@ -60,7 +60,7 @@ type Options struct {
 	// FS defaults to OS; tests inject write failures through it.
 	FS FS
 	// OnBackgroundError is told about failures no caller gets an error for: background fsyncs
-	// (FsyncInterval) and deleting a segment the reader left behind (its files then stay on disk
+	// (FsyncInterval, and FsyncAlways's ack sync) and deleting a segment the reader left behind (its files then stay on disk
 	// until the next Open). Called with internal locks held; may be nil.
 	OnBackgroundError func(error)
 	// OnCorrupt is called (with internal locks held: keep it cheap) for each damaged region a
@@ -201,11 +201,18 @@ func (l *Log) load(st *OpenStats) error {
 			// Nothing left to deliver (every record acknowledged, or none: each start creates an
 			// active segment, and a process that restarts without writing leaves it empty). Kept,
 			// it would never be passed by a reader with nothing to read, so a crash-looping
-			// collector would pile up files.
-			if err := l.deleteAtOpen(seg); err != nil {
-				return err
+			// collector would pile up files. The header scan can be misled by a damaged length
+			// that leads to another header: only a checksummed read proves every record is acked.
+			done, err := allAcknowledged(seg)
+			if err != nil {
+				return errors.Join(err, seg.f.Close())
 			}
-			continue
+			if done {
+				if err := l.deleteAtOpen(seg); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		l.segs = append(l.segs, seg)
 		l.total += seg.size
@@ -227,6 +234,23 @@ func (l *Log) load(st *OpenStats) error {
 	l.rseg = l.segs[0]
 	st.Pending = l.unread
 	return nil
+}
+
+// allAcknowledged reads a segment with checksums and reports whether it holds only acknowledged
+// records (an empty one does), and nothing damaged.
+func allAcknowledged(seg *segment) (bool, error) {
+	for off := int64(0); off < seg.size; {
+		_, acked := seg.skip[off]
+		r, err := readAt(seg.f, off, seg.size, true, acked)
+		if err != nil {
+			return false, err
+		}
+		if _, acked := seg.skip[off]; r.corrupt || !acked {
+			return false, nil
+		}
+		off = r.next
+	}
+	return true, nil
 }
 
 // deleteAtOpen removes a segment load found nothing to deliver in, segment first (as maybeDelete).
@@ -256,7 +280,7 @@ func (l *Log) openSealed(id uint64, st *OpenStats) (*segment, error) {
 	}
 	seg := &segment{id: id, f: f, size: fi.Size(), sealed: true, skip: acked, dispatched: dispatched}
 	for off := int64(0); off < seg.size; {
-		r, err := readAt(f, off, seg.size, false)
+		r, err := readAt(f, off, seg.size, false, false)
 		if err != nil {
 			return nil, errors.Join(err, f.Close())
 		}
@@ -478,17 +502,24 @@ func (l *Log) Next() (Record, bool, error) {
 			l.mu.Unlock()
 			return Record{}, false, nil
 		}
+		_, acked := seg.skip[off] // filled at Open, read-only since
 		l.mu.Unlock()
 
-		r, err := readAt(seg.f, off, end, true)
+		r, err := readAt(seg.f, off, end, true, acked)
 		if err != nil {
 			return Record{}, false, err
 		}
 
 		l.mu.Lock()
 		l.roff = r.next
-		_, acked := seg.skip[off]
 		switch {
+		case acked && r.corrupt:
+			// Delivered before the restart, so nothing is lost, but the damage is counted: the
+			// reader resynchronised past it.
+			l.corrupt++
+			if l.opts.OnCorrupt != nil {
+				l.opts.OnCorrupt()
+			}
 		case acked:
 			// delivered before the restart: not counted as unread by Open
 		case r.corrupt:
@@ -669,14 +700,16 @@ func (l *Log) readerBeforeLocked(seg *segment, off int64) bool {
 	return false
 }
 
-// HasUnread reports whether the reader has bytes left to read: records, or damaged or
-// acknowledged regions that Next will skip. Unlike Unread's counts it cannot be wrong after
+// HasUnread reports whether Next has work: records, damaged or acknowledged regions to skip, or
+// a sealed segment to pass. Unlike Unread's counts it cannot be wrong after
 // damage, so it is what decides whether to call Next.
 func (l *Log) HasUnread() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	act := l.segs[len(l.segs)-1]
-	return !l.readerBeforeLocked(act, act.size)
+	// A sealed segment the reader stands in is to be passed even when read to its end (the last
+	// segment left from before a restart): Next passes it, and only then can it be deleted.
+	return l.rseg.sealed || !l.readerBeforeLocked(act, act.size)
 }
 
 // Unread returns the records written and not yet read, as counted: after damage the count may be
@@ -843,6 +876,25 @@ func (l *Log) syncLoop(every time.Duration) {
 			}
 		}
 	}
+}
+
+// Policy returns the log's fsync policy.
+func (l *Log) Policy() FsyncPolicy { return l.opts.Fsync }
+
+// Sync makes everything written so far durable, whatever the policy: segments first, then the
+// ack files. A caller that rewrote records elsewhere calls it before acknowledging the old copies:
+// otherwise the kernel may write the ack (or the unlink of a whole segment) back before the new
+// copy, and a power failure in between keeps neither.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.syncing {
+		l.cond.Wait()
+	}
+	if l.closed {
+		return ErrClosed
+	}
+	return l.syncLocked(true)
 }
 
 // Close syncs, closes every file and releases the directory lock. Unacknowledged records stay

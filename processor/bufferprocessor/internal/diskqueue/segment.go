@@ -129,8 +129,10 @@ type readResult struct {
 }
 
 // readAt reads the record at off, which must be below end. With verify false only the header is
-// read (the Open scan); with verify true the payload is read and checked.
-func readAt(f File, off, end int64, verify bool) (readResult, error) {
+// read (the Open scan); with verify true the payload is read and checked. acked says the record
+// at off was delivered: if it is damaged, its length is not trusted even when it leads to another
+// header (its data is not needed, and a damaged length may reach over records still to deliver).
+func readAt(f File, off, end int64, verify, acked bool) (readResult, error) {
 	if end-off < headerSize {
 		return readResult{next: end, corrupt: true}, nil
 	}
@@ -154,7 +156,7 @@ func readAt(f File, off, end int64, verify bool) (readResult, error) {
 	if h.verify(hb[:], payload) != nil {
 		// A bad checksum under a plausible header is usually a damaged payload: if the length leads
 		// to another header (or the end), trust it; otherwise search for the next record.
-		if !plausibleAt(f, next, end) {
+		if acked || !plausibleAt(f, next, end) {
 			if next, err = resync(f, off+1, end); err != nil {
 				return readResult{}, err
 			}
