@@ -178,7 +178,10 @@ func (r *ddReceiver) tracesHandler(ep endpoint) http.Handler {
 		}
 		epAttr := attribute.String("endpoint", ep.name)
 		r.telemetry.ReceiverDdtraceRequests.Add(ctx, 1, metric.WithAttributes(epAttr, attribute.Int("http.response.status_code", status)))
-		r.countClientDrops(ctx, req, ep, epAttr)
+		if status/100 == 2 {
+			// Only what the tracer takes as delivered: on an error it sends the same counts again.
+			r.countClientDrops(ctx, req, ep, epAttr)
+		}
 		if spans > 0 {
 			outcome := "accepted"
 			if rep != nil {
@@ -260,6 +263,7 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 		return fail(0, errQueueTimeout)
 	}
 	defer func() { <-r.slots }()
+	waitLeft := time.Until(queueDeadline) // the body's upload is the client's time, not the queue's
 
 	buf := r.getBuffer(req.ContentLength)
 	defer r.putBuffer(buf)
@@ -271,7 +275,7 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 	if buf.Len() == 0 {
 		return fail(0, errEmptyBody)
 	}
-	reserved, ok := r.reserveDecodeMemory(ctx, buf.Len(), queueDeadline)
+	reserved, ok := r.reserveDecodeMemory(ctx, buf.Len(), time.Now().Add(waitLeft))
 	if !ok {
 		if ctx.Err() != nil {
 			return fail(0, ctx.Err())

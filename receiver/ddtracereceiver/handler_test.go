@@ -617,6 +617,9 @@ func TestClientDroppedP0IsCounted(t *testing.T) {
 	} {
 		require.Equal(t, 200, serve(t, r, "PUT", "/v0.4/traces", v04Body("p", 1, 1), h).Code)
 	}
+	// Not taken: the tracer keeps its counts and sends them again with the next payload.
+	bad := serve(t, r, "PUT", "/v0.4/traces", []byte{0xc1}, map[string]string{"Datadog-Client-Dropped-P0-Traces": "50", "Datadog-Client-Dropped-P0-Spans": "500"})
+	require.Equal(t, 400, bad.Code)
 	for name, want := range map[string]int64{"otelcol.receiver.ddtrace.client.dropped_p0_spans": 17, "otelcol.receiver.ddtrace.client.dropped_p0_traces": 4} {
 		m, err := tel.GetMetric(name)
 		require.NoError(t, err, name)

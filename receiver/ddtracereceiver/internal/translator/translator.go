@@ -94,10 +94,13 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 		p := &payloads[pi]
 		lang, langV, tracerV := firstNonEmpty(h.Lang, p.LanguageName), firstNonEmpty(h.LangVersion, p.LanguageVersion), firstNonEmpty(h.TracerVersion, p.TracerVersion)
 		container := firstNonEmpty(p.ContainerID, h.ContainerID)
-		proc := processOf(p)
+		payloadProc := processOf(p, nil)
 		res.dropN(DropNilSpan, p.NilSpans)
 		for ci := range p.Chunks {
 			c := &p.Chunks[ci]
+			// Per chunk (a trace, whose root carries them), then per payload (a chunk of a partial
+			// flush has no root): a payload a forwarder batched may hold several processes.
+			proc := processOf(p, c).or(payloadProc)
 			high := t.chunkTraceIDHigh(c)
 			prioritySpan, priority, hasPriority := chunkPriority(c)
 			for si := range c.Spans {
@@ -255,12 +258,28 @@ type process struct {
 	host string
 }
 
-// processOf finds the first `process_id` metric and `_dd.hostname` in the payload's spans.
-func processOf(p *payload.Payload) process {
+// or fills what proc lacks from fallback.
+func (proc process) or(fallback process) process {
+	if proc.pid == 0 {
+		proc.pid = fallback.pid
+	}
+	if proc.host == "" {
+		proc.host = fallback.host
+	}
+	return proc
+}
+
+// processOf finds the first `process_id` metric and `_dd.hostname` in the spans of chunk c, or
+// of the whole payload when c is nil.
+func processOf(p *payload.Payload, c *payload.Chunk) process {
+	chunks := p.Chunks
+	if c != nil {
+		chunks = []payload.Chunk{*c}
+	}
 	var proc process
-	for ci := range p.Chunks {
-		for si := range p.Chunks[ci].Spans {
-			s := &p.Chunks[ci].Spans[si]
+	for ci := range chunks {
+		for si := range chunks[ci].Spans {
+			s := &chunks[ci].Spans[si]
 			if proc.pid == 0 {
 				if pid, ok := s.Metric("process_id"); ok && pid == float64(int64(pid)) {
 					proc.pid = int64(pid)

@@ -197,3 +197,31 @@ func TestProcessFactsApplyToTheWholePayload(t *testing.T) {
 		})
 	}
 }
+
+// TestProcessFactsPerChunk: a payload that a forwarder batched from several processes keeps each
+// trace's own pid and host (from its chunk's root); a chunk without them (a partial flush's
+// children) takes the payload's.
+func TestProcessFactsPerChunk(t *testing.T) {
+	root := func(id uint64, pid float64, host string) payload.Span {
+		return payload.Span{Service: "svc", Name: "root", TraceID: id, SpanID: id,
+			Meta: []payload.KV{{Key: "_dd.hostname", Value: host}}, Metrics: []payload.KF{{Key: "process_id", Value: pid}}}
+	}
+	child := func(trace, id uint64) payload.Span {
+		return payload.Span{Service: "svc", Name: "child", TraceID: trace, SpanID: id, ParentID: trace}
+	}
+	p := payload.Payload{Chunks: []payload.Chunk{
+		{Priority: payload.PriorityNone, Spans: []payload.Span{child(10, 11), root(10, 1, "host-a")}},
+		{Priority: payload.PriorityNone, Spans: []payload.Span{root(20, 2, "host-b"), child(20, 21)}},
+		{Priority: payload.PriorityNone, Spans: []payload.Span{child(30, 31)}}, // partial flush: no root
+	}}
+	res := New(Options{}).ToTraces([]payload.Payload{p}, Headers{})
+	got := map[string]int{} // "pid/host" -> spans
+	rss := res.Traces.ResourceSpans()
+	for i := range rss.Len() {
+		attrs := rss.At(i).Resource().Attributes()
+		pid, _ := attrs.Get("process.pid")
+		host, _ := attrs.Get("host.name")
+		got[fmt.Sprintf("%d/%s", pid.Int(), host.Str())] += rss.At(i).ScopeSpans().At(0).Spans().Len()
+	}
+	assert.Equal(t, map[string]int{"1/host-a": 3, "2/host-b": 2}, got, "the rootless chunk takes the payload's first process")
+}
