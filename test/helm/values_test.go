@@ -346,6 +346,26 @@ func TestExistingSecret(t *testing.T) {
 	}
 }
 
+// TestServicePortDefaultsToContainerPort: a port added in values with only its container port is
+// served on the same port (before, the Service rendered "port:" empty and the install failed).
+func TestServicePortDefaultsToContainerPort(t *testing.T) {
+	o := renderObjects(t, "ports: {extra: {enabled: true, containerPort: 5140}}")
+	var found bool
+	for _, svc := range o.services {
+		for _, p := range svc.Spec.Ports {
+			if p.Name == "extra" {
+				found = true
+				if p.Port != 5140 {
+					t.Errorf("Service port %d, want the container port 5140", p.Port)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error("no Service port for the added port")
+	}
+}
+
 // TestLifecycleHooks: the container's lifecycle is passed through (none by default).
 func TestLifecycleHooks(t *testing.T) {
 	if l := onlyPod(t, renderObjects(t, "")).Containers[0].Lifecycle; l != nil {
