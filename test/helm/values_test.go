@@ -482,3 +482,27 @@ func TestNotesWithoutAgentPorts(t *testing.T) {
 		}
 	}
 }
+
+// TestExternalConfigMapWithStorage: with the user's own ConfigMap the chart cannot see its disk
+// buffer, and follows `config` instead (as its README says): storage set there mounts the claim and
+// sets TRACEGATE_BUFFER_DIR, and no ConfigMap is rendered.
+func TestExternalConfigMapWithStorage(t *testing.T) {
+	o := renderObjects(t, "mode: statefulset\nconfigMap: {create: false, existingName: mine}\n"+storageConfig+bufferClaim)
+	if len(o.configMaps) != 0 {
+		t.Errorf("rendered %d ConfigMaps with create: false", len(o.configMaps))
+	}
+	pod := o.statefulSets[0].Spec.Template.Spec
+	if got := env(pod.Containers[0])["TRACEGATE_BUFFER_DIR"].Value; got != "/var/lib/tracegate/buffer" {
+		t.Errorf("TRACEGATE_BUFFER_DIR %q", got)
+	}
+	mounted, usesMine := false, false
+	for _, m := range pod.Containers[0].VolumeMounts {
+		mounted = mounted || (m.Name == "buffer" && m.MountPath == "/var/lib/tracegate/buffer")
+	}
+	for _, v := range pod.Volumes {
+		usesMine = usesMine || (v.ConfigMap != nil && v.ConfigMap.Name == "mine")
+	}
+	if !mounted || !usesMine {
+		t.Errorf("buffer mounted %v, ConfigMap mine used %v", mounted, usesMine)
+	}
+}
