@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -43,7 +44,18 @@ type bufferProcessor struct {
 	stopOnce  sync.Once
 
 	lostAtShutdown atomic.Int64
+	// inFlightMemSpans counts the spans of deliveries in progress that exist only in memory: lost
+	// if Shutdown has to leave such a delivery behind (stuckGrace).
+	inFlightMemSpans atomic.Int64
+	// stuckGrace is how long Shutdown waits, after cancelling the deliveries at its deadline, for
+	// them to return before it saves the memory queue and closes the log without them.
+	stuckGrace time.Duration
 }
+
+// stuckDeliveryGrace: a next consumer that honours cancellation returns at once; one that does
+// not would otherwise hold Shutdown (and the memory queue it has not saved yet) until the process
+// is killed.
+const stuckDeliveryGrace = 5 * time.Second
 
 var _ processor.Traces = (*bufferProcessor)(nil)
 
@@ -52,7 +64,8 @@ func newBufferProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 	if err != nil {
 		return nil, fmt.Errorf("create telemetry: %w", err)
 	}
-	return &bufferProcessor{cfg: cfg, next: next, logger: set.Logger, tel: tel, ctx: context.Background(), fs: diskqueue.OS{}}, nil
+	return &bufferProcessor{cfg: cfg, next: next, logger: set.Logger, tel: tel, ctx: context.Background(), fs: diskqueue.OS{},
+		stuckGrace: stuckDeliveryGrace}, nil
 }
 
 // Capabilities: the processor keeps each batch after ConsumeTraces returns and merges batches, so
@@ -211,7 +224,19 @@ func (p *bufferProcessor) Shutdown(ctx context.Context) error {
 		p.q.stop()
 		p.stopRetries()
 		p.cancelDeliver()
-		<-done
+		grace := time.NewTimer(p.stuckGrace)
+		defer grace.Stop()
+		select {
+		case <-done:
+		case <-grace.C:
+			// The next consumer ignores cancellation. Its deliveries are left behind: their disk
+			// records stay unacknowledged (replayed), their memory-only spans are lost.
+			stuck := p.inFlightMemSpans.Load()
+			p.countDrop(reasonShutdown, stuck)
+			p.lostAtShutdown.Add(stuck)
+			p.logger.Error("Deliveries did not return after being cancelled (the next consumer ignores cancellation); shutting down without them",
+				zap.Duration("waited", p.stuckGrace), zap.Int64("memory_spans_lost", stuck))
+		}
 	}
 	p.cancelDeliver()
 	lost := p.lostAtShutdown.Load() + p.q.drain()

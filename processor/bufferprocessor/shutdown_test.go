@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // TestShutdownTimeout: the collector shuts down without a deadline (SIGTERM). Deliveries that
@@ -48,4 +50,48 @@ func TestShutdownTimeout(t *testing.T) {
 			rec2.checkAll(t, rangeIDs(0, 5))
 		})
 	}
+}
+
+// ignoringConsumer blocks every delivery until release is closed, whatever its context says.
+type ignoringConsumer struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (c *ignoringConsumer) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (c *ignoringConsumer) ConsumeTraces(context.Context, ptrace.Traces) error {
+	select {
+	case c.entered <- struct{}{}:
+	default:
+	}
+	<-c.release
+	return nil
+}
+
+// TestShutdownLeavesDeliveriesThatIgnoreCancellation: a next consumer that ignores cancellation
+// holds its delivery past the deadline. Shutdown waits stuckGrace for it, then saves the memory
+// queue to disk and returns anyway, counting the stuck delivery's memory-only spans as lost,
+// instead of waiting until the process is killed with the whole memory queue unsaved.
+func TestShutdownLeavesDeliveriesThatIgnoreCancellation(t *testing.T) {
+	dir := t.TempDir()
+	stuck := &ignoringConsumer{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	defer close(stuck.release) // lets the left-behind goroutine end before the leak check
+	cfg := diskCfg(dir, ModeOverflow, FsyncNever)
+	cfg.Threads, cfg.MaxBatchSpans, cfg.ShutdownTimeout = 1, 0, 100*time.Millisecond
+	h := start(t, cfg, stuck, nil)
+	h.p.stuckGrace = 100 * time.Millisecond
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(0, 5)...)))
+	<-stuck.entered // the first batch is in the stuck delivery
+	for i := 1; i <= 3; i++ {
+		require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(i*10, 5)...)))
+	}
+	require.NoError(t, shutdownReturns(t, h, context.Background()))
+	assert.Equal(t, int64(5), h.sum(t, "processor_buffer_dropped_spans", reasonShutdown), "the stuck delivery's spans")
+
+	up := newRecorder()
+	h2 := start(t, diskCfg(dir, ModeOverflow, FsyncNever), up, nil)
+	up.waitDistinct(t, 15)
+	h2.shutdown(t)
+	up.checkAll(t, append(append(rangeIDs(10, 5), rangeIDs(20, 5)...), rangeIDs(30, 5)...))
 }
