@@ -216,6 +216,9 @@ func Run(ctx context.Context, opts Options) ([]Action, error) {
 	}
 	var actions []Action
 	for _, r := range resources {
+		if r, err = forVersion(r, major, minor); err != nil {
+			return actions, fmt.Errorf("%s %s: %w", r.kind, r.name, err)
+		}
 		a, err := install(ctx, c, r, opts.Force)
 		if err != nil {
 			return actions, fmt.Errorf("%s %s: %w", r.kind, r.name, err)
@@ -224,6 +227,48 @@ func Run(ctx context.Context, opts Options) ([]Action, error) {
 		actions = append(actions, a)
 	}
 	return actions, nil
+}
+
+// forVersion adds to a resource what only some versions accept. From 8.14, a settings template
+// lets documents past the field limit in with their extra fields unindexed
+// (index.mapping.total_fields.ignore_dynamic_beyond_limit): otherwise, in ECS mode (every unknown
+// attribute a top-level field), the 2001st distinct attribute key makes Elasticsearch refuse every
+// document that has one, until the next rollover. Older versions refuse the setting.
+func forVersion(r resource, major, minor int) (resource, error) {
+	if r.kind != "component template" || !strings.HasSuffix(r.name, "@settings") || major < 8 || (major == 8 && minor < 14) {
+		return r, nil
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		return r, err
+	}
+	mapping, ok := dig(doc, "template", "settings", "index", "mapping")
+	if !ok {
+		return r, nil
+	}
+	fields, ok := mapping["total_fields"].(map[string]any)
+	if !ok {
+		return r, nil
+	}
+	fields["ignore_dynamic_beyond_limit"] = true
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return r, err
+	}
+	r.body = body
+	return r, nil
+}
+
+// dig returns the object at a path of keys.
+func dig(doc map[string]any, keys ...string) (map[string]any, bool) {
+	for _, k := range keys {
+		next, ok := doc[k].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		doc = next
+	}
+	return doc, true
 }
 
 func because(s string) string {

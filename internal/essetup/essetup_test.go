@@ -315,3 +315,19 @@ func TestUpgradeRenamesThePolicy(t *testing.T) {
 	settings, _ := es.SetupResource("_component_template", "tracegate-traces-ecs@settings")
 	assert.Contains(t, string(settings), `"tracegate-traces-ecs"`)
 }
+
+// TestFieldLimitByVersion: from 8.14 the settings let documents past the field limit in (their
+// extra fields unindexed) instead of refusing them; 8.12-8.13 do not know the setting.
+func TestFieldLimitByVersion(t *testing.T) {
+	for version, want := range map[string]bool{"8.13.4": false, "8.14.0": true, "8.15.3": true} {
+		t.Run(version, func(t *testing.T) {
+			es, url, _ := standin(t, version)
+			_, err := Run(context.Background(), Options{URLs: []string{url}, Mode: "ecs"})
+			require.NoError(t, err)
+			settings, ok := es.SetupResource("_component_template", "tracegate-traces-ecs@settings")
+			require.True(t, ok)
+			assert.Equal(t, want, strings.Contains(string(settings), `"ignore_dynamic_beyond_limit":true`), "%s", settings)
+			assert.Contains(t, string(settings), `"tracegate-traces-ecs"`, "the rest of the settings stay")
+		})
+	}
+}
