@@ -332,13 +332,23 @@ type run struct {
 	E2ESpansPerSec  float64 `json:"e2e_spans_per_s"`
 	// SpansPerCoreSec is the end-to-end rate per collector core: E2ESpansPerSec / (CPUPercent/100).
 	SpansPerCoreSec float64 `json:"spans_per_core_s"`
-	Error           string  `json:"error,omitempty"`
+	// LoadSeconds is the load alone (tracegen's run); DrainSeconds what followed until the last
+	// span arrived. A collector whose exporter holds a partial batch (stock's flushes after 10 s)
+	// has a long drain, which lowers its e2e rate and CPU % without saying anything about its
+	// speed under load: AcceptedSpansPerSec (acknowledged spans over the load) and LoadCPUPercent
+	// (its CPU over the load) say that.
+	LoadSeconds         float64 `json:"load_s"`
+	DrainSeconds        float64 `json:"drain_s"`
+	AcceptedSpansPerSec float64 `json:"accepted_spans_per_s"`
+	LoadCPUPercent      float64 `json:"load_cpu_percent"`
+	Error               string  `json:"error,omitempty"`
 }
 
 func (r *run) oneLine() string {
-	return fmt.Sprintf("%d/%d spans in ES, %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms, 2xx %d 429 %d 5xx %d other %d transport %d, last span %.1fs",
+	return fmt.Sprintf("%d/%d spans in ES, %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms, 2xx %d 429 %d 5xx %d other %d transport %d, last span %.1fs; load %.1fs: %.0f spans/s accepted, CPU %.0f%%; drain %.1fs",
 		r.SpansInES, r.Gen.SpansSent, r.E2ESpansPerSec, r.CPUPercent, r.PeakRSSMB, r.Gen.Latency.P50, r.Gen.Latency.P99,
-		r.Gen.Status.OK, r.Gen.Status.TooMany, r.Gen.Status.Server, r.Gen.Status.Other, r.Gen.Status.Transport, r.LastSpanSeconds)
+		r.Gen.Status.OK, r.Gen.Status.TooMany, r.Gen.Status.Server, r.Gen.Status.Other, r.Gen.Status.Transport, r.LastSpanSeconds,
+		r.LoadSeconds, r.AcceptedSpansPerSec, r.LoadCPUPercent, r.DrainSeconds)
 }
 
 func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run) {
@@ -465,6 +475,8 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		}()
 	}
 	out, err := gen.Output()
+	loadEnd := time.Now()
+	cpuLoad, cpuLoadErr := cpuTicks(pid)
 	// A profile that outlasts the load is collected after the measurement (below): waiting for it
 	// here would count its remaining seconds into the time until the last span arrived.
 	defer func() {
@@ -540,6 +552,14 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	}
 	if r.CPUPercent > 0 {
 		r.SpansPerCoreSec = r.E2ESpansPerSec / (r.CPUPercent / 100)
+	}
+	r.LoadSeconds = loadEnd.Sub(start).Seconds()
+	r.DrainSeconds = max(0, end.Sub(loadEnd).Seconds())
+	if r.LoadSeconds > 0 {
+		r.AcceptedSpansPerSec = float64(r.Gen.SpansAcked) / r.LoadSeconds
+		if cpuLoadErr == nil {
+			r.LoadCPUPercent = 100 * float64(cpuLoad-cpu0) / clkTck / r.LoadSeconds
+		}
 	}
 	if hwm, err := peakRSS(pid); err == nil {
 		r.PeakRSSMB = float64(hwm) / 1024

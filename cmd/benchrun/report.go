@@ -131,11 +131,13 @@ func (r *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "- Setup: each collector alone on CPU 0 (`taskset -c 0`, %s); tracegen and the in-process stand-in on CPU 1. "+
 		"CPU %% = the collector's utime+stime from the first request until the last span reached the stand-in, over that time. "+
-		"e2e spans/s = spans in the stand-in over the same time; per core = e2e / (CPU %%/100). Latency is per request, as the client saw it. "+
+		"e2e spans/s = spans in the stand-in over the same time; per core = e2e / (CPU %%/100). "+
+		"load s = the load alone; accepted spans/s = acknowledged spans over it; load CPU %% = the collector's CPU over it; drain s = from the load's end to the last span "+
+		"(stock's exporter holds a partial batch up to its 10 s flush interval, which lowers its e2e spans/s and CPU %%, not its speed). Latency is per request, as the client saw it. "+
 		"Client CPU = tracegen + stand-in on CPU 1 (near 100 %%: the client side limited the run).\n\n", gomaxprocs)
 
-	fmt.Fprintf(&b, "| protocol | mode | collector | offered req/s | CPU %% | peak RSS MB | requests (k) | MB sent | KB/request | mean ms | p50 ms | p99 ms | max ms | 2xx | 429 | 5xx | other | transport | spans in ES / sent | e2e spans/s | spans/s per core | last span s | client CPU %% |\n")
-	fmt.Fprintf(&b, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "| protocol | mode | collector | offered req/s | CPU %% | peak RSS MB | requests (k) | MB sent | KB/request | mean ms | p50 ms | p99 ms | max ms | 2xx | 429 | 5xx | other | transport | spans in ES / sent | e2e spans/s | spans/s per core | last span s | client CPU %% | load s | accepted spans/s | load CPU %% | drain s |\n")
+	fmt.Fprintf(&b, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, x := range r.Runs {
 		g := x.Gen
 		flag := ""
@@ -154,10 +156,10 @@ func (r *report) markdown() string {
 		if x.Collector == floorCollector {
 			delivered = fmt.Sprintf("not delivered%s | – | – | –", flag)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %d | %d | %d | %d | %d | %s | %.0f |\n",
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %d | %d | %d | %d | %d | %s | %.0f | %.1f | %.0f | %.1f | %.1f |\n",
 			x.Protocol, mode, x.Collector, offered, x.CPUPercent, x.PeakRSSMB, float64(g.Requests)/1000, float64(g.Bytes)/1e6, g.BytesPerRequest/1024,
 			g.Latency.Mean, g.Latency.P50, g.Latency.P99, g.Latency.Max, g.Status.OK, g.Status.TooMany, g.Status.Server, g.Status.Other,
-			g.Status.Transport, delivered, x.GenCPUPercent+x.StandinCPUPercent)
+			g.Status.Transport, delivered, x.GenCPUPercent+x.StandinCPUPercent, x.LoadSeconds, x.AcceptedSpansPerSec, x.LoadCPUPercent, x.DrainSeconds)
 	}
 
 	var ratios []string
@@ -175,13 +177,13 @@ func (r *report) markdown() string {
 			}
 			return fmt.Sprintf("%.2f", a/b)
 		}
-		ratios = append(ratios, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |", x.Protocol, x.Mode,
-			ratio(x.E2ESpansPerSec, s.E2ESpansPerSec), ratio(x.SpansPerCoreSec, s.SpansPerCoreSec),
+		ratios = append(ratios, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s |", x.Protocol, x.Mode,
+			ratio(x.E2ESpansPerSec, s.E2ESpansPerSec), ratio(x.AcceptedSpansPerSec, s.AcceptedSpansPerSec), ratio(x.SpansPerCoreSec, s.SpansPerCoreSec),
 			ratio(x.Gen.Latency.P99, s.Gen.Latency.P99), ratio(x.PeakRSSMB, s.PeakRSSMB), ratio(x.CPUPercent, s.CPUPercent)))
 	}
 	if len(ratios) > 0 {
 		fmt.Fprintf(&b, "\ntracegate / stock, same mode and protocol, same run (throughput: higher is better; p99, RSS, CPU: lower is better):\n\n")
-		fmt.Fprintf(&b, "| protocol | mode | e2e spans/s | spans/s per core | p99 latency | peak RSS | CPU %% |\n|---|---|--:|--:|--:|--:|--:|\n")
+		fmt.Fprintf(&b, "| protocol | mode | e2e spans/s | accepted spans/s (load) | spans/s per core | p99 latency | peak RSS | CPU %% |\n|---|---|--:|--:|--:|--:|--:|--:|\n")
 		b.WriteString(strings.Join(ratios, "\n") + "\n")
 	}
 	b.WriteString(r.floorTable())
