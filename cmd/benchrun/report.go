@@ -133,7 +133,8 @@ func (r *report) markdown() string {
 		"CPU %% = the collector's utime+stime from the first request until the last span reached the stand-in, over that time. "+
 		"e2e spans/s = spans in the stand-in over the same time; per core = e2e / (CPU %%/100). "+
 		"load s = the load alone; accepted spans/s = acknowledged spans over it; load CPU %% = the collector's CPU over it; drain s = from the load's end to the last span "+
-		"(stock's exporter holds a partial batch up to its 10 s flush interval, which lowers its e2e spans/s and CPU %%, not its speed). Latency is per request, as the client saw it. "+
+		"(stock's exporter holds a partial batch up to its 10 s flush interval, which lowers its e2e spans/s and CPU %%, not its speed). Latency is per request, as the client saw it; "+
+		"in fixed-rate runs with a duration, requests that fell due while every client was blocked are counted as missed and enter the latency from their due time (a lower bound). "+
 		"Client CPU = tracegen + stand-in on CPU 1 (near 100 %%: the client side limited the run).\n\n", gomaxprocs)
 
 	fmt.Fprintf(&b, "| protocol | mode | collector | offered req/s | CPU %% | peak RSS MB | requests (k) | MB sent | KB/request | mean ms | p50 ms | p99 ms | max ms | 2xx | 429 | 5xx | other | transport | spans in ES / sent | e2e spans/s | spans/s per core | last span s | client CPU %% | load s | accepted spans/s | load CPU %% | drain s |\n")
@@ -156,9 +157,13 @@ func (r *report) markdown() string {
 		if x.Collector == floorCollector {
 			delivered = fmt.Sprintf("not delivered%s | – | – | –", flag)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %d | %d | %d | %d | %d | %s | %.0f | %.1f | %.0f | %.1f | %.1f |\n",
+		other := fmt.Sprint(g.Status.Other)
+		if g.Status.Missed > 0 {
+			other += fmt.Sprintf(" (+%d missed)", g.Status.Missed)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %d | %d | %d | %s | %d | %s | %.0f | %.1f | %.0f | %.1f | %.1f |\n",
 			x.Protocol, mode, x.Collector, offered, x.CPUPercent, x.PeakRSSMB, float64(g.Requests)/1000, float64(g.Bytes)/1e6, g.BytesPerRequest/1024,
-			g.Latency.Mean, g.Latency.P50, g.Latency.P99, g.Latency.Max, g.Status.OK, g.Status.TooMany, g.Status.Server, g.Status.Other,
+			g.Latency.Mean, g.Latency.P50, g.Latency.P99, g.Latency.Max, g.Status.OK, g.Status.TooMany, g.Status.Server, other,
 			g.Status.Transport, delivered, x.GenCPUPercent+x.StandinCPUPercent, x.LoadSeconds, x.AcceptedSpansPerSec, x.LoadCPUPercent, x.DrainSeconds)
 	}
 

@@ -397,6 +397,21 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if e := setupErr.Load(); e != nil {
 		return nil, *e
 	}
+	var missed []time.Duration
+	if c.Rate > 0 && !deadline.IsZero() {
+		// Requests due before the deadline that no client got to send.
+		sent := 0
+		for _, r := range results {
+			sent += len(r.samples)
+		}
+		for k := sent; ; k++ {
+			due := start.Add(time.Duration(float64(k) / c.Rate * float64(time.Second)))
+			if !due.Before(deadline) {
+				break
+			}
+			missed = append(missed, end.Sub(due))
+		}
+	}
 	out := &Result{Protocol: c.Protocol, Target: c.Target, Concurrency: c.Concurrency, SpansPerRequest: c.Spans, Rate: c.Rate,
 		Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds()}
 	var all []time.Duration
@@ -416,7 +431,8 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		}
 	}
 	out.Requests = len(all)
-	out.Latency = Summarize(all)
+	out.Status.Missed = len(missed)
+	out.Latency = Summarize(append(all, missed...))
 	if out.Requests > 0 {
 		out.BytesPerRequest = float64(out.Bytes) / float64(out.Requests)
 	}

@@ -60,6 +60,11 @@ type StatusCounts struct {
 	Server    int `json:"5xx"`
 	Other     int `json:"other"`
 	Transport int `json:"transport_errors"`
+	// Missed counts the requests a fixed-rate run with a duration had due before its end but never
+	// sent, every client being blocked by a slow server: left out, they would hide the worst
+	// latencies (coordinated omission). Each is in the latency figures with the time from when it
+	// was due to the end of the run, a lower bound.
+	Missed int `json:"missed,omitempty"`
 	// Codes counts every HTTP status code or gRPC code name seen ("200", "ResourceExhausted").
 	Codes map[string]int `json:"codes"`
 }
@@ -70,6 +75,7 @@ func (c *StatusCounts) add(o StatusCounts) {
 	c.Server += o.Server
 	c.Other += o.Other
 	c.Transport += o.Transport
+	c.Missed += o.Missed
 	if c.Codes == nil {
 		c.Codes = map[string]int{}
 	}

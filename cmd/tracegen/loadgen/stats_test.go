@@ -141,3 +141,32 @@ func TestRunTransportErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedRateCountsMissedRequests: in a fixed-rate run with a duration, a server that holds
+// every request keeps the clients from sending what falls due; those requests are counted as
+// missed and enter the latency figures (from when they were due), instead of vanishing with the
+// worst latencies (coordinated omission).
+func TestFixedRateCountsMissedRequests(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		time.Sleep(150 * time.Millisecond) // a slow collector
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	// 100 requests/s for 500 ms: 50 due; one client at ≤ 7 requests/s sends at most 4 of them.
+	res, err := Run(context.Background(), Config{Protocol: OTLPHTTP, Target: strings.TrimPrefix(srv.URL, "http://"),
+		Concurrency: 1, Rate: 100, Duration: 500 * time.Millisecond, Spans: 1, PoolSize: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests+res.Status.Missed != 50 || res.Status.Missed < 40 {
+		t.Fatalf("sent %d, missed %d: want 50 due in all, most of them missed", res.Requests, res.Status.Missed)
+	}
+	if res.Latency.Count != 50 {
+		t.Errorf("latency over %d requests, want every due one (50)", res.Latency.Count)
+	}
+	// The last request sent was due early and took 150 ms; the missed ones waited up to the end.
+	if res.Latency.Max < 300 {
+		t.Errorf("max latency %.0f ms: the missed requests' wait is not in it", res.Latency.Max)
+	}
+}
