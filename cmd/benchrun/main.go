@@ -421,7 +421,10 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	pid := proc.Pid()
 
 	genArgs := []string{"-protocol", protocol, "-target", target(ports, protocol), "-c", fmt.Sprint(o.conc), "-n", fmt.Sprint(o.requests),
-		"-spans", fmt.Sprint(o.spans), "-service", "bench-" + protocol, "-json", "-"}
+		"-spans", fmt.Sprint(o.spans), "-service", "bench-" + protocol, "-json", "-",
+		// One seed for every run: both collectors get the same payloads (trace ids differ per
+		// request anyway, from the seed and the request's number).
+		"-seed", "20261130"}
 	if r.Rate > 0 {
 		genArgs = append(genArgs, "-rate", fmt.Sprintf("%.0f", r.Rate))
 	}
@@ -438,7 +441,9 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	if o.warmup > 0 {
 		// -n, not -duration: a duration would make the warm-up a closed-loop run as long as the
 		// measurement, whose backlog and memory peak would land in the measurement.
-		warmArgs := genArgsWith(withoutFlag(withoutFlag(genArgs, "-duration"), "-rate"), "-n", fmt.Sprint(o.warmup))
+		// Its own trace ids (the clock's seed): a straggler of the warm-up must not pass for a
+		// span of the measurement.
+		warmArgs := genArgsWith(withoutFlag(withoutFlag(withoutFlag(genArgs, "-duration"), "-rate"), "-seed"), "-n", fmt.Sprint(o.warmup))
 		warm := exec.CommandContext(ctx, name, warmArgs...)
 		if out, err := warm.Output(); err != nil {
 			return fail(fmt.Errorf("tracegen warm-up: %w: %.300s", err, out))
