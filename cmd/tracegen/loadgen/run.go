@@ -60,6 +60,9 @@ type Result struct {
 	SpansPerSec     float64      `json:"spans_per_s"`
 	Status          StatusCounts `json:"status"`
 	Latency         LatencyStats `json:"latency"`
+	// LatencyOK is over the 2xx requests only: a collector that refuses quickly (429) lowers its
+	// overall figures with fast refusals; this compares the requests that were taken.
+	LatencyOK LatencyStats `json:"latency_2xx"`
 	Errors          []string     `json:"errors,omitempty"` // the first few distinct errors
 	Start           time.Time    `json:"start"`
 	End             time.Time    `json:"end"`
@@ -305,6 +308,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 
 	type workerResult struct {
 		samples []time.Duration
+		ok      []time.Duration // the 2xx requests' samples
 		status  StatusCounts
 		bytes   int64
 		spans   int
@@ -364,7 +368,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 				rctx, cancel := context.WithTimeout(wctx, c.Timeout)
 				code, class, err := snd.send(rctx, &req)
 				cancel()
-				res.samples = append(res.samples, time.Since(due))
+				took := time.Since(due)
+				res.samples = append(res.samples, took)
+				if class == classOK {
+					res.ok = append(res.ok, took)
+				}
 				for _, p := range req.Parts {
 					res.bytes += int64(len(p))
 				}
@@ -414,11 +422,12 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	out := &Result{Protocol: c.Protocol, Target: c.Target, Concurrency: c.Concurrency, SpansPerRequest: c.Spans, Rate: c.Rate,
 		Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds()}
-	var all []time.Duration
+	var all, ok []time.Duration
 	seen := map[string]bool{}
 	out.Status.Codes = map[string]int{}
 	for _, r := range results {
 		all = append(all, r.samples...)
+		ok = append(ok, r.ok...)
 		out.Status.add(r.status)
 		out.Bytes += r.bytes
 		out.SpansSent += r.spans
@@ -433,6 +442,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	out.Requests = len(all)
 	out.Status.Missed = len(missed)
 	out.Latency = Summarize(append(all, missed...))
+	out.LatencyOK = Summarize(ok)
 	if out.Requests > 0 {
 		out.BytesPerRequest = float64(out.Bytes) / float64(out.Requests)
 	}

@@ -121,6 +121,9 @@ func TestRunCountsStatusesAndFreshTraces(t *testing.T) {
 	if res.Latency.Count != 100 || res.Latency.Max < res.Latency.P50 || res.Latency.P50 <= 0 {
 		t.Errorf("latency %+v", res.Latency)
 	}
+	if res.LatencyOK.Count != 25 {
+		t.Errorf("2xx latency over %d requests, want the 25 taken", res.LatencyOK.Count)
+	}
 	if len(traces) != 100 {
 		t.Errorf("%d distinct trace ids in 100 requests", len(traces))
 	}
