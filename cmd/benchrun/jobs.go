@@ -121,3 +121,11 @@ func halfRate(sat *report, protocol string, fraction float64) (float64, error) {
 	}
 	return fraction * x.E2ESpansPerSec / float64(sat.Spans), nil
 }
+
+// saturationSource describes the saturation report in use ("" without -rate-fraction).
+func (o options) saturationSource() string {
+	if o.saturation == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s of %s", o.saturationPath, o.saturation.Date.Format("2006-01-02 15:04 UTC"))
+}

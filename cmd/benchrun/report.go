@@ -37,12 +37,15 @@ type report struct {
 	ESDown       bool   `json:"es_down_during_load,omitempty"`
 	// RateFraction > 0: each run offered this fraction of stock's saturation rate (run.Rate).
 	RateFraction float64 `json:"rate_fraction,omitempty"`
+	// SaturationSource names the report the saturation rates came from: its file and date, so
+	// runs offered rates from different reports are not compared by mistake.
+	SaturationSource string `json:"saturation_source,omitempty"`
 	Runs         []run   `json:"runs"`
 }
 
 func newReport(o options) *report {
 	la, _ := os.ReadFile("/proc/loadavg")
-	r := &report{Section: o.section, ESDown: o.esDown, RateFraction: o.rateFraction, Date: time.Now().UTC(), Command: o.command, Label: o.label, Machine: cpuModel(), CPUs: runtime.NumCPU(),
+	r := &report{Section: o.section, ESDown: o.esDown, RateFraction: o.rateFraction, SaturationSource: o.saturationSource(), Date: time.Now().UTC(), Command: o.command, Label: o.label, Machine: cpuModel(), CPUs: runtime.NumCPU(),
 		LoadAvg: strings.TrimSpace(string(la)), GoVersion: runtime.Version(), Concurrency: o.conc, Requests: o.requests,
 		Spans: o.spans, Rate: o.rate, Settings: o.sets, CollectorEnv: o.collectorEnv, FeatureGates: o.featureGates, ESLatency: o.esLatency.String(), ESJitter: o.esJitter.String()}
 	if o.duration > 0 {
@@ -107,7 +110,7 @@ func (r *report) markdown() string {
 		load += fmt.Sprintf(", fixed rate %.0f requests/s", r.Rate)
 	}
 	if r.RateFraction > 0 {
-		load += fmt.Sprintf(", each protocol offered %.0f %% of stock's saturation rate (offered req/s column)", 100*r.RateFraction)
+		load += fmt.Sprintf(", each protocol offered %.0f %% of stock's saturation rate (offered req/s column; saturation from %s)", 100*r.RateFraction, r.SaturationSource)
 	}
 	es := fmt.Sprintf("Elasticsearch stand-in latency per bulk %s (+ up to %s)", r.ESLatency, r.ESJitter)
 	if r.ESDown {
