@@ -40,7 +40,7 @@ type report struct {
 	// SaturationSource names the report the saturation rates came from: its file and date, so
 	// runs offered rates from different reports are not compared by mistake.
 	SaturationSource string `json:"saturation_source,omitempty"`
-	Runs         []run   `json:"runs"`
+	Runs             []run  `json:"runs"`
 }
 
 func newReport(o options) *report {

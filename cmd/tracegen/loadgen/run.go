@@ -63,9 +63,9 @@ type Result struct {
 	// LatencyOK is over the 2xx requests only: a collector that refuses quickly (429) lowers its
 	// overall figures with fast refusals; this compares the requests that were taken.
 	LatencyOK LatencyStats `json:"latency_2xx"`
-	Errors          []string     `json:"errors,omitempty"` // the first few distinct errors
-	Start           time.Time    `json:"start"`
-	End             time.Time    `json:"end"`
+	Errors    []string     `json:"errors,omitempty"` // the first few distinct errors
+	Start     time.Time    `json:"start"`
+	End       time.Time    `json:"end"`
 }
 
 // sender sends one request and classifies the outcome into a status code key.
