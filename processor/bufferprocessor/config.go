@@ -42,6 +42,7 @@ const (
 	maxRetryInterval = time.Hour
 	maxShutdown      = time.Hour
 	maxBatchWait     = time.Minute
+	maxFullWait      = time.Minute
 )
 
 // Config is the buffer processor's configuration.
@@ -66,6 +67,12 @@ type Config struct {
 	// retryable error (gRPC RESOURCE_EXHAUSTED, HTTP 429); "drop_oldest" deletes the oldest data and
 	// counts it in processor_buffer_dropped_spans{reason="full"}.
 	WhenFull string `mapstructure:"when_full"`
+	// FullWait, with when_full refuse and no storage, holds a batch that finds the memory queue
+	// full for up to this long, until a delivery makes room, before refusing it: the client waits
+	// (as behind the batch processor) instead of sending again at once, so fewer requests are
+	// decoded only to be refused. The caller's deadline (a gRPC client's) ends the wait too. 0 (default):
+	// refuse at once. 0..1m.
+	FullWait time.Duration `mapstructure:"full_wait"`
 	// Retry is the backoff for retryable errors from the next consumer.
 	Retry RetryConfig `mapstructure:"retry"`
 	// ShutdownTimeout bounds how long Shutdown waits for deliveries when the collector gives no
@@ -136,6 +143,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.WhenFull != WhenFullRefuse && cfg.WhenFull != WhenFullDropOldest {
 		errs = append(errs, fmt.Errorf("when_full must be %q or %q, got %q", WhenFullRefuse, WhenFullDropOldest, cfg.WhenFull))
+	}
+	if cfg.FullWait < 0 || cfg.FullWait > maxFullWait {
+		errs = append(errs, fmt.Errorf("full_wait must be between 0 and %v, got %v", maxFullWait, cfg.FullWait))
 	}
 	r := cfg.Retry
 	if r.InitialInterval < time.Millisecond || r.InitialInterval > maxRetryInterval {

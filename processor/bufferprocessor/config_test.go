@@ -92,6 +92,8 @@ func TestValidateErrors(t *testing.T) {
 		{"buffer zero", func(c *Config) { c.Buffer = 0 }, "buffer must be between 1 and 1000000, got 0"},
 		{"max_batch_spans negative", func(c *Config) { c.MaxBatchSpans = -1 }, "max_batch_spans must be between 0 and 1000000, got -1"},
 		{"when_full", func(c *Config) { c.WhenFull = "block" }, `when_full must be "refuse" or "drop_oldest", got "block"`},
+		{"full_wait negative", func(c *Config) { c.FullWait = -time.Second }, "full_wait must be between 0 and 1m0s, got -1s"},
+		{"full_wait too long", func(c *Config) { c.FullWait = 2 * time.Minute }, "full_wait must be between 0 and 1m0s, got 2m0s"},
 		{"initial_interval", func(c *Config) { c.Retry.InitialInterval = 0 }, "retry.initial_interval must be between 1ms and 1h0m0s, got 0s"},
 		{"max_interval below initial", func(c *Config) { c.Retry.MaxInterval = 500 * time.Millisecond }, "retry.max_interval must be between retry.initial_interval (1s) and 1h0m0s, got 500ms"},
 		{"max_elapsed negative", func(c *Config) { c.Retry.MaxElapsed = -time.Second }, "retry.max_elapsed must not be negative, got -1s"},

@@ -104,6 +104,7 @@ func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
 		}
 	}
 	p.q = newQueue(p.cfg.Buffer, p.log, writeAhead, p.cfg.WhenFull == WhenFullDropOldest, p.cfg.MaxBatchWait, p.countDrop, p.logger)
+	p.q.fullWait = p.cfg.FullWait
 	if err := p.registerGauges(); err != nil {
 		return errors.Join(err, p.closeLog())
 	}
@@ -172,7 +173,7 @@ func (p *bufferProcessor) registerGauges() error {
 }
 
 // ConsumeTraces returns nil once the batch is held (memory, or disk per the fsync policy).
-func (p *bufferProcessor) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+func (p *bufferProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	spans := int64(td.SpanCount())
 	if !p.alive {
 		return fmt.Errorf("buffer processor: not started: %w", ErrShuttingDown)
@@ -180,7 +181,7 @@ func (p *bufferProcessor) ConsumeTraces(_ context.Context, td ptrace.Traces) err
 	// The pipeline releases td when this returns (with pdata.useProtoPooling, into pdata's pools
 	// for the next request); a batch kept in memory needs a reference of its own.
 	pref.RefTraces(td)
-	kept, err := p.q.push(td)
+	kept, err := p.q.push(ctx, td)
 	if !kept {
 		pref.UnrefTraces(td)
 	}

@@ -498,3 +498,61 @@ func TestWriteAheadClaimsRespectTheMemoryBound(t *testing.T) {
 	h.shutdown(t)
 	rec.checkAll(t, rangeIDs(0, n))
 }
+
+// TestFullWait: with full_wait, a batch that finds the memory queue full waits for a delivery to
+// make room instead of being refused at once; it is refused (retryably) when the wait ends, when
+// the caller gives up, or at shutdown.
+func TestFullWait(t *testing.T) {
+	tests := []struct {
+		name    string
+		wait    time.Duration
+		act     func(h *harness, rec *recorder, cancel context.CancelFunc) // while the batch waits
+		wantErr error                                                     // nil: accepted
+	}{
+		{"room comes", time.Minute, func(_ *harness, rec *recorder, _ context.CancelFunc) { close(rec.gate) }, nil},
+		{"wait ends", 300 * time.Millisecond, func(*harness, *recorder, context.CancelFunc) {}, ErrFull},
+		{"caller gives up", time.Minute, func(_ *harness, _ *recorder, cancel context.CancelFunc) { cancel() }, ErrFull},
+		{"shutdown", time.Minute, func(h *harness, _ *recorder, _ context.CancelFunc) { h.p.q.close() }, ErrShuttingDown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := newRecorder()
+			rec.gate = make(chan struct{}) // Elasticsearch hangs until the case lets it go
+			cfg := memCfg()
+			cfg.Threads, cfg.Buffer, cfg.FullWait, cfg.ShutdownTimeout = 1, 1, tt.wait, 100*time.Millisecond
+			h := start(t, cfg, rec, nil)
+			require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(1))) // taken by the worker
+			require.Eventually(t, func() bool { return rec.n.Load() == 1 }, 10*time.Second, time.Millisecond)
+			require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(2))) // fills memory
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- h.p.ConsumeTraces(ctx, makeTraces(3)) }()
+			select {
+			case err := <-done:
+				t.Fatalf("returned at once (%v) instead of waiting for room", err)
+			case <-time.After(20 * time.Millisecond):
+			}
+			tt.act(h, rec, cancel)
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second): // liveness bound
+				t.Fatal("still waiting")
+			}
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+				rec.waitDistinct(t, 3)
+			} else {
+				require.ErrorIs(t, err, tt.wantErr)
+				assert.False(t, consumererror.IsPermanent(err))
+			}
+			select {
+			case <-rec.gate:
+			default:
+				close(rec.gate)
+			}
+			require.NoError(t, shutdownReturns(t, h, context.Background()))
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -73,6 +74,10 @@ type queue struct {
 	claimItems int
 	claimBytes int64
 	maxItems   int
+	// fullWait (full_wait) holds a batch that finds the memory-only queue full; roomFreed is
+	// closed (and forgotten) when a batch leaves memory, waking those waiting for room.
+	fullWait  time.Duration
+	roomFreed chan struct{}
 
 	log        *diskqueue.Log // nil: memory only
 	writeAhead bool
@@ -112,7 +117,24 @@ func (q *queue) pushLocked(it item) {
 	q.cond.Signal()
 }
 
+// roomLocked returns a channel closed when memory next frees room.
+func (q *queue) roomLocked() <-chan struct{} {
+	if q.roomFreed == nil {
+		q.roomFreed = make(chan struct{})
+	}
+	return q.roomFreed
+}
+
+// signalRoomLocked wakes the batches waiting for room.
+func (q *queue) signalRoomLocked() {
+	if q.roomFreed != nil {
+		close(q.roomFreed)
+		q.roomFreed = nil
+	}
+}
+
 func (q *queue) popLocked() item {
+	q.signalRoomLocked()
 	it := q.items[q.head]
 	q.items[q.head] = item{} // release the batch for the GC
 	q.head++
@@ -140,7 +162,7 @@ func (q *queue) pushFrontLocked(it item) {
 // push holds td (ConsumeTraces). It returns nil only once the batch is in memory or written to
 // disk per the fsync policy. kept reports whether the memory queue now holds td itself, and with
 // it the caller's reference to td (see item); otherwise the caller keeps that reference.
-func (q *queue) push(td ptrace.Traces) (kept bool, err error) {
+func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err error) {
 	spans := int64(td.SpanCount())
 	if spans == 0 {
 		return false, nil
@@ -150,23 +172,43 @@ func (q *queue) push(td ptrace.Traces) (kept bool, err error) {
 
 	if q.log == nil || !q.writeAhead {
 		it.bytes = int64(m.TracesSize(td))
-		q.mu.Lock()
-		if q.closed {
+		var wait *time.Timer
+		for {
+			q.mu.Lock()
+			if q.closed {
+				q.mu.Unlock()
+				return false, fmt.Errorf("buffer processor: %w", ErrShuttingDown)
+			}
+			for !q.fitsLocked(it.bytes) && q.log == nil && q.dropOldest && q.lenLocked() > 0 {
+				old := q.popLocked()
+				q.drop(old, reasonFull)
+			}
+			if q.fitsLocked(it.bytes) {
+				q.pushLocked(it)
+				q.mu.Unlock()
+				return true, nil
+			}
+			if q.log != nil {
+				q.mu.Unlock()
+				break // overflow to disk
+			}
+			if q.fullWait <= 0 || q.dropOldest {
+				q.mu.Unlock()
+				return false, fmt.Errorf("buffer processor: memory queue holds %d batches: %w", q.maxItems, ErrFull)
+			}
+			room := q.roomLocked()
 			q.mu.Unlock()
-			return false, fmt.Errorf("buffer processor: %w", ErrShuttingDown)
-		}
-		for !q.fitsLocked(it.bytes) && q.log == nil && q.dropOldest && q.lenLocked() > 0 {
-			old := q.popLocked()
-			q.drop(old, reasonFull)
-		}
-		if q.fitsLocked(it.bytes) {
-			q.pushLocked(it)
-			q.mu.Unlock()
-			return true, nil
-		}
-		q.mu.Unlock()
-		if q.log == nil {
-			return false, fmt.Errorf("buffer processor: memory queue holds %d batches: %w", q.maxItems, ErrFull)
+			if wait == nil {
+				wait = time.NewTimer(q.fullWait)
+				defer wait.Stop()
+			}
+			select {
+			case <-room: // try again
+			case <-wait.C:
+				return false, fmt.Errorf("buffer processor: memory queue held %d batches for full_wait (%v): %w", q.maxItems, q.fullWait, ErrFull)
+			case <-ctx.Done():
+				return false, fmt.Errorf("buffer processor: memory queue full until the caller gave up (%w): %w", ctx.Err(), ErrFull)
+			}
 		}
 	}
 
@@ -420,6 +462,7 @@ func (q *queue) ack(items []item) error {
 // close stops intake and wakes every waiting worker.
 func (q *queue) close() {
 	q.mu.Lock()
+	q.signalRoomLocked() // waiting batches see closed and are refused
 	q.closed = true
 	q.stopWakeLocked()
 	q.cond.Broadcast()
