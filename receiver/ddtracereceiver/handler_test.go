@@ -543,12 +543,7 @@ func TestDroppedSpansAreCountedAndLogged(t *testing.T) {
 	body = append(body, span(0)...)
 	body = msgp.AppendNil(body)
 
-	tel := componenttest.NewTelemetry()
-	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-	set := receivertest.NewNopSettings(metadata.Type)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	core, logs := observer.New(zap.WarnLevel)
-	set.Logger = zap.New(core)
+	set, tel, logs := observedSettings(t)
 	next := new(consumertest.TracesSink)
 	r, err := newReceiver(createDefaultConfig().(*Config), set, next)
 	require.NoError(t, err)
@@ -575,10 +570,7 @@ func TestDroppedSpansAreCountedAndLogged(t *testing.T) {
 // TestLegacySpansCountNils: /v0.1/spans regroups the spans by trace; the nulls between them are
 // still counted as dropped.
 func TestLegacySpansCountNils(t *testing.T) {
-	tel := componenttest.NewTelemetry()
-	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-	set := receivertest.NewNopSettings(metadata.Type)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
+	set, tel, _ := observedSettings(t)
 	sink := new(consumertest.TracesSink)
 	r, err := newReceiver(createDefaultConfig().(*Config), set, sink)
 	require.NoError(t, err)
@@ -601,12 +593,7 @@ func TestLegacySpansCountNils(t *testing.T) {
 // dd-trace-py with client-side stats) is counted, and the first time logged with what to change;
 // bad header values count as nothing.
 func TestClientDroppedP0IsCounted(t *testing.T) {
-	tel := componenttest.NewTelemetry()
-	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-	set := receivertest.NewNopSettings(metadata.Type)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	core, logs := observer.New(zap.WarnLevel)
-	set.Logger = zap.New(core)
+	set, tel, logs := observedSettings(t)
 	r, err := newReceiver(createDefaultConfig().(*Config), set, new(consumertest.TracesSink))
 	require.NoError(t, err)
 	for _, h := range []map[string]string{
@@ -632,4 +619,16 @@ func TestClientDroppedP0IsCounted(t *testing.T) {
 	warnings := logs.FilterMessageSnippet("drops unsampled traces").All()
 	require.Len(t, warnings, 1, "warned once")
 	assert.Equal(t, int64(12), warnings[0].ContextMap()["spans"])
+}
+
+// observedSettings are receiver settings whose telemetry and warnings (and above) the test reads.
+func observedSettings(t *testing.T) (receiver.Settings, *componenttest.Telemetry, *observer.ObservedLogs) {
+	t.Helper()
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	core, logs := observer.New(zap.WarnLevel)
+	set.Logger = zap.New(core)
+	return set, tel, logs
 }
