@@ -507,7 +507,7 @@ func TestFullWait(t *testing.T) {
 		name    string
 		wait    time.Duration
 		act     func(h *harness, rec *recorder, cancel context.CancelFunc) // while the batch waits
-		wantErr error                                                     // nil: accepted
+		wantErr error                                                      // nil: accepted
 	}{
 		{"room comes", time.Minute, func(_ *harness, rec *recorder, _ context.CancelFunc) { close(rec.gate) }, nil},
 		{"wait ends", 300 * time.Millisecond, func(*harness, *recorder, context.CancelFunc) {}, ErrFull},
