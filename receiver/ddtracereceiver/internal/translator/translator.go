@@ -73,6 +73,7 @@ func New(opts Options) *Translator {
 // resourceKey groups spans into resources.
 type resourceKey struct {
 	service, env, version, host, container string
+	runtimeID                              string // the tracer's process: service.instance.id
 	pid                                    int64
 	lang, langVersion, tracerVersion       string // from the payload or headers: one per payload
 }
@@ -94,7 +95,7 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 		p := &payloads[pi]
 		lang, langV, tracerV := firstNonEmpty(h.Lang, p.LanguageName), firstNonEmpty(h.LangVersion, p.LanguageVersion), firstNonEmpty(h.TracerVersion, p.TracerVersion)
 		container := firstNonEmpty(p.ContainerID, h.ContainerID)
-		payloadProc := processOf(p, nil)
+		payloadProc := processOf(p, nil).or(process{runtimeID: p.RuntimeID}) // v0.7 has it per payload
 		res.dropN(DropNilSpan, p.NilSpans)
 		for ci := range p.Chunks {
 			c := &p.Chunks[ci]
@@ -131,7 +132,8 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 	slices.SortStableFunc(order, func(a, b *group) int {
 		return cmp.Or(cmp.Compare(a.key.service, b.key.service), cmp.Compare(a.key.env, b.key.env),
 			cmp.Compare(a.key.version, b.key.version), cmp.Compare(a.key.host, b.key.host),
-			cmp.Compare(a.key.container, b.key.container), cmp.Compare(a.key.pid, b.key.pid))
+			cmp.Compare(a.key.container, b.key.container), cmp.Compare(a.key.pid, b.key.pid),
+			cmp.Compare(a.key.runtimeID, b.key.runtimeID))
 	})
 	rss := res.Traces.ResourceSpans()
 	rss.EnsureCapacity(len(order))
@@ -221,8 +223,8 @@ func (r *Result) dropN(reason string, n int) {
 
 // spanInfo holds the meta and metric values the translation consults, found in one pass.
 type spanInfo struct {
-	baseService, env, version, host, kind, peerHost string
-	pid                                             int64
+	baseService, env, version, host, kind, peerHost, runtimeID string
+	pid                                                        int64
 }
 
 func scanSpan(s *payload.Span) spanInfo {
@@ -241,6 +243,8 @@ func scanSpan(s *payload.Span) spanInfo {
 			info.kind = kv.Value
 		case "peer.hostname":
 			info.peerHost = kv.Value
+		case "runtime-id":
+			info.runtimeID = kv.Value
 		}
 	}
 	if pid, ok := s.Metric("process_id"); ok && pid == float64(int64(pid)) {
@@ -254,8 +258,9 @@ func scanSpan(s *payload.Span) spanInfo {
 // payload comes from that one process: taken per span, each trace would become two resources,
 // and its child spans would have no process.pid or host.name.
 type process struct {
-	pid  int64
-	host string
+	pid       int64
+	host      string
+	runtimeID string // `runtime-id`, one per tracer instance
 }
 
 // or fills what proc lacks from fallback.
@@ -265,6 +270,9 @@ func (proc process) or(fallback process) process {
 	}
 	if proc.host == "" {
 		proc.host = fallback.host
+	}
+	if proc.runtimeID == "" {
+		proc.runtimeID = fallback.runtimeID
 	}
 	return proc
 }
@@ -288,7 +296,10 @@ func processOf(p *payload.Payload, c *payload.Chunk) process {
 			if proc.host == "" {
 				proc.host, _ = s.MetaValue("_dd.hostname")
 			}
-			if proc.pid != 0 && proc.host != "" {
+			if proc.runtimeID == "" {
+				proc.runtimeID, _ = s.MetaValue("runtime-id")
+			}
+			if proc.pid != 0 && proc.host != "" && proc.runtimeID != "" {
 				return proc
 			}
 		}
@@ -302,7 +313,7 @@ func resourceKeyOf(info *spanInfo, s *payload.Span, p *payload.Payload, containe
 	if pid == 0 {
 		pid = proc.pid
 	}
-	k := resourceKey{service: s.Service, container: container, pid: pid,
+	k := resourceKey{service: s.Service, container: container, pid: pid, runtimeID: firstNonEmpty(info.runtimeID, proc.runtimeID),
 		env: firstNonEmpty(info.env, p.Env), version: firstNonEmpty(info.version, p.AppVersion),
 		host: firstNonEmpty(info.host, firstNonEmpty(p.Hostname, proc.host))}
 	if info.baseService != "" {
@@ -328,6 +339,7 @@ func fillResource(attrs pcommon.Map, g *group) {
 	if g.key.pid != 0 {
 		attrs.PutInt("process.pid", g.key.pid)
 	}
+	putIfSet(attrs, "service.instance.id", g.key.runtimeID)
 	attrs.PutStr("telemetry.sdk.name", "Datadog")
 	lang := g.key.lang
 	if lang == ".NET" {

@@ -225,3 +225,32 @@ func TestProcessFactsPerChunk(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"1/host-a": 3, "2/host-b": 2}, got, "the rootless chunk takes the payload's first process")
 }
+
+// TestRuntimeIDIsTheServiceInstance: the tracer's runtime-id (one per process; on the root span,
+// or the v0.7 payload) becomes the resource's service.instance.id, for every span of its trace,
+// and two processes of one service are two resources.
+func TestRuntimeIDIsTheServiceInstance(t *testing.T) {
+	root := func(id uint64, rid string) payload.Span {
+		return payload.Span{Service: "svc", Name: "root", TraceID: id, SpanID: id, Meta: []payload.KV{{Key: "runtime-id", Value: rid}}}
+	}
+	child := func(trace, id uint64) payload.Span {
+		return payload.Span{Service: "svc", Name: "child", TraceID: trace, SpanID: id, ParentID: trace}
+	}
+	p := payload.Payload{RuntimeID: "from-payload", Chunks: []payload.Chunk{
+		{Priority: payload.PriorityNone, Spans: []payload.Span{child(10, 11), root(10, "rid-a")}},
+		{Priority: payload.PriorityNone, Spans: []payload.Span{root(20, "rid-b"), child(20, 21)}},
+	}}
+	res := New(Options{}).ToTraces([]payload.Payload{p}, Headers{})
+	got := map[string]int{}
+	rss := res.Traces.ResourceSpans()
+	for i := range rss.Len() {
+		id, _ := rss.At(i).Resource().Attributes().Get("service.instance.id")
+		got[id.Str()] += rss.At(i).ScopeSpans().At(0).Spans().Len()
+	}
+	assert.Equal(t, map[string]int{"rid-a": 2, "rid-b": 2}, got)
+
+	p = payload.Payload{RuntimeID: "from-payload", Chunks: []payload.Chunk{{Priority: payload.PriorityNone, Spans: []payload.Span{child(30, 31)}}}}
+	res = New(Options{}).ToTraces([]payload.Payload{p}, Headers{})
+	id, _ := res.Traces.ResourceSpans().At(0).Resource().Attributes().Get("service.instance.id")
+	assert.Equal(t, "from-payload", id.Str(), "v0.7's payload field when no span has it")
+}
