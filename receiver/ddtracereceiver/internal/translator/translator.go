@@ -95,13 +95,24 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 		p := &payloads[pi]
 		lang, langV, tracerV := firstNonEmpty(h.Lang, p.LanguageName), firstNonEmpty(h.LangVersion, p.LanguageVersion), firstNonEmpty(h.TracerVersion, p.TracerVersion)
 		container := firstNonEmpty(p.ContainerID, h.ContainerID)
-		payloadProc := processOf(p, nil).or(process{runtimeID: p.RuntimeID}) // v0.7 has it per payload
+		// The payload's facts are looked for only when a chunk lacks one of its own.
+		var payloadProc process
+		payloadScanned := false
+		payloadFacts := func() process {
+			if !payloadScanned {
+				payloadProc, payloadScanned = processOf(p, nil).or(process{runtimeID: p.RuntimeID}), true // v0.7 has it per payload
+			}
+			return payloadProc
+		}
 		res.dropN(DropNilSpan, p.NilSpans)
 		for ci := range p.Chunks {
 			c := &p.Chunks[ci]
 			// Per chunk (a trace, whose root carries them), then per payload (a chunk of a partial
 			// flush has no root): a payload a forwarder batched may hold several processes.
-			proc := processOf(p, c).or(payloadProc)
+			proc := processOf(p, c)
+			if !proc.complete() {
+				proc = proc.or(payloadFacts())
+			}
 			high := t.chunkTraceIDHigh(c)
 			prioritySpan, priority, hasPriority := chunkPriority(c)
 			for si := range c.Spans {
@@ -277,8 +288,12 @@ func (proc process) or(fallback process) process {
 	return proc
 }
 
-// processOf finds the first `process_id` metric and `_dd.hostname` in the spans of chunk c, or
-// of the whole payload when c is nil.
+// complete reports whether every fact is known.
+func (proc process) complete() bool { return proc.pid != 0 && proc.host != "" && proc.runtimeID != "" }
+
+// processOf finds the first `process_id` metric, `_dd.hostname` and `runtime-id` in the spans of
+// chunk c, or of the whole payload when c is nil; each span's meta is walked once, and the walk
+// stops when all three are known (usually at a chunk's root).
 func processOf(p *payload.Payload, c *payload.Chunk) process {
 	chunks := p.Chunks
 	if c != nil {
@@ -293,13 +308,15 @@ func processOf(p *payload.Payload, c *payload.Chunk) process {
 					proc.pid = int64(pid)
 				}
 			}
-			if proc.host == "" {
-				proc.host, _ = s.MetaValue("_dd.hostname")
+			for _, kv := range s.Meta {
+				switch {
+				case kv.Key == "_dd.hostname" && proc.host == "":
+					proc.host = kv.Value
+				case kv.Key == "runtime-id" && proc.runtimeID == "":
+					proc.runtimeID = kv.Value
+				}
 			}
-			if proc.runtimeID == "" {
-				proc.runtimeID, _ = s.MetaValue("runtime-id")
-			}
-			if proc.pid != 0 && proc.host != "" && proc.runtimeID != "" {
+			if proc.complete() {
 				return proc
 			}
 		}
