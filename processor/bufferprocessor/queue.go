@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -436,16 +437,18 @@ func (q *queue) stopWakeLocked() {
 	}
 }
 
-// ack releases delivered (or dropped) items' disk records.
-func hasDiskItems(items []item) bool {
+// memorySpans returns the spans of the items that are only in memory (no disk record).
+func memorySpans(items []item) int64 {
+	var n int64
 	for _, it := range items {
-		if it.onDisk {
-			return true
+		if !it.onDisk {
+			n += it.spans
 		}
 	}
-	return false
+	return n
 }
 
+// ack releases delivered (or dropped) items' disk records.
 func (q *queue) ack(items []item) error {
 	var ps []diskqueue.Pos
 	for _, it := range items {
@@ -484,12 +487,7 @@ func (q *queue) stop() {
 // some parts were delivered, or some items were only in memory); without, it is counted as
 // dropped. It returns the spans that were lost.
 func (q *queue) abandon(items []item, td ptrace.Traces, partial bool) int64 {
-	var memSpans int64
-	for _, it := range items {
-		if !it.onDisk {
-			memSpans += it.spans
-		}
-	}
+	memSpans := memorySpans(items)
 	if memSpans == 0 && !partial {
 		return 0 // every record is on disk, unacknowledged: replayed after restart
 	}
@@ -512,9 +510,9 @@ func (q *queue) abandon(items []item, td ptrace.Traces, partial bool) int64 {
 		return lost
 	}
 	// The merged record now holds the disk items' data too: release their old records, once the
-	// new one is durable (fsync: always already synced it). A failed sync keeps them: a duplicate
-	// after restart, never a loss.
-	if hasDiskItems(items) && q.log.Policy() != diskqueue.FsyncAlways {
+	// new one is durable (one fsync, at shutdown). A failed sync keeps them: a duplicate after
+	// restart, never a loss.
+	if slices.ContainsFunc(items, func(it item) bool { return it.onDisk }) {
 		if err := q.log.Sync(); err != nil {
 			q.logger.Warn("Syncing the disk buffer at shutdown failed; its records stay for a replay", zap.Error(err))
 			return 0

@@ -34,12 +34,7 @@ func (p *bufferProcessor) worker() {
 			return
 		}
 		if len(items) > 0 {
-			var mem int64
-			for _, it := range items {
-				if !it.onDisk {
-					mem += it.spans
-				}
-			}
+			mem := memorySpans(items)
 			p.inFlightMemSpans.Add(mem)
 			p.deliver(items)
 			p.inFlightMemSpans.Add(-mem)

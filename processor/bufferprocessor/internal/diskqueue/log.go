@@ -60,8 +60,8 @@ type Options struct {
 	// FS defaults to OS; tests inject write failures through it.
 	FS FS
 	// OnBackgroundError is told about failures no caller gets an error for: background fsyncs
-	// (FsyncInterval, and FsyncAlways's ack sync) and deleting a segment the reader left behind (its files then stay on disk
-	// until the next Open). Called with internal locks held; may be nil.
+	// (FsyncInterval, and FsyncAlways's ack sync) and deleting a segment the reader left behind
+	// (its files then stay on disk until the next Open). Called with internal locks held; may be nil.
 	OnBackgroundError func(error)
 	// OnCorrupt is called (with internal locks held: keep it cheap) for each damaged region a
 	// reader skips; may be nil.
@@ -208,7 +208,7 @@ func (l *Log) load(st *OpenStats) error {
 				return errors.Join(err, seg.f.Close())
 			}
 			if done {
-				if err := l.deleteAtOpen(seg); err != nil {
+				if err := l.removeFiles(seg); err != nil {
 					return err
 				}
 				continue
@@ -240,22 +240,27 @@ func (l *Log) load(st *OpenStats) error {
 // records (an empty one does), and nothing damaged.
 func allAcknowledged(seg *segment) (bool, error) {
 	for off := int64(0); off < seg.size; {
-		_, acked := seg.skip[off]
-		r, err := readAt(seg.f, off, seg.size, true, acked)
-		if err != nil {
-			return false, err
-		}
-		if _, acked := seg.skip[off]; r.corrupt || !acked {
+		if _, acked := seg.skip[off]; !acked {
 			return false, nil
+		}
+		r, err := readAt(seg.f, off, seg.size, true, true)
+		if err != nil || r.corrupt {
+			return false, err
 		}
 		off = r.next
 	}
 	return true, nil
 }
 
-// deleteAtOpen removes a segment load found nothing to deliver in, segment first (as maybeDelete).
-func (l *Log) deleteAtOpen(seg *segment) error {
-	errs := []error{seg.f.Close(), l.fs.Remove(segName(l.opts.Dir, seg.id))}
+// removeFiles closes a segment's files and deletes them. Segment first: a crash between the two
+// removals leaves an orphan ack file (removed at Open), never a segment without its
+// acknowledgements.
+func (l *Log) removeFiles(seg *segment) error {
+	errs := []error{seg.f.Close()}
+	if seg.ack != nil {
+		errs = append(errs, seg.ack.Close())
+	}
+	errs = append(errs, l.fs.Remove(segName(l.opts.Dir, seg.id)))
 	if err := l.fs.Remove(ackName(l.opts.Dir, seg.id)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
 	}
@@ -633,20 +638,7 @@ func (l *Log) maybeDelete(seg *segment) error {
 	}
 	l.segs = slices.Delete(l.segs, i, i+1)
 	l.total -= seg.size
-	errs := []error{seg.f.Close()}
-	if seg.ack != nil {
-		errs = append(errs, seg.ack.Close())
-	}
-	// Segment first: a crash between the two removals leaves an orphan ack file (removed at Open),
-	// never a segment without its acknowledgements.
-	errs = append(errs, l.fs.Remove(segName(l.opts.Dir, seg.id)))
-	if err := l.fs.Remove(ackName(l.opts.Dir, seg.id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("delete segment %d: %w", seg.id, err)
-	}
-	return nil
+	return l.removeFiles(seg)
 }
 
 // DropOldest skips the unread records of the oldest segment that has any, so their space is
@@ -877,9 +869,6 @@ func (l *Log) syncLoop(every time.Duration) {
 		}
 	}
 }
-
-// Policy returns the log's fsync policy.
-func (l *Log) Policy() FsyncPolicy { return l.opts.Fsync }
 
 // Sync makes everything written so far durable, whatever the policy: segments first, then the
 // ack files. A caller that rewrote records elsewhere calls it before acknowledging the old copies:
