@@ -114,18 +114,12 @@ func addErrorFields(span ptrace.Span) bool {
 }
 
 // isECSObjectField reports whether name is a top-level field tracegate's ECS template maps as an
-// object (configs/elasticsearch/ecs). The exporter writes an attribute it does not know under its
-// own name at the top of the document, so an attribute named exactly so with a plain value would
-// put a value where Elasticsearch expects an object, and the whole document is rejected
+// object (ecsObjectFields). The exporter writes an attribute it does not know under its own name at
+// the top of the document, so an attribute named exactly so with a plain value would put a value
+// where Elasticsearch expects an object, and the whole document is rejected
 // (mapper_parsing_exception; ignore_malformed does not cover it). Zipkin and Jaeger spans carry
 // such an `error` tag (Brave sets it to the exception message).
-func isECSObjectField(name string) bool {
-	switch name {
-	case "data_stream", "trace", "span", "parent", "event", "service", "error", "http", "url", "host", "elastic":
-		return true
-	}
-	return false
-}
+func isECSObjectField(name string) bool { return ecsObjectFields[name] }
 
 // moveScalarsOffECSObjects moves each plain-valued attribute named like an ECS object into that
 // object: an `error` message to error.message (when the span has none), anything else to

@@ -277,3 +277,11 @@ func TestECSDocumentsHaveObjectsWhereTheTemplateDoes(t *testing.T) {
 	}
 	assert.True(t, found)
 }
+
+// TestECSObjectFieldsFromTheTemplate: the fields moved off are the ECS template's object fields.
+func TestECSObjectFieldsFromTheTemplate(t *testing.T) {
+	want := map[string]bool{"data_stream": true, "trace": true, "span": true, "parent": true, "event": true,
+		"service": true, "error": true, "http": true, "url": true, "host": true, "elastic": true}
+	assert.Equal(t, want, ecsObjectFields)
+	assert.False(t, isECSObjectField("@timestamp"), "a date, not an object")
+}
