@@ -297,3 +297,15 @@ func TestUnderRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestSeparatorMatchesHeader: each table's alignment row has one cell per header cell.
+func TestSeparatorMatchesHeader(t *testing.T) {
+	for _, h := range []string{runsHeader, ratiosHeader} {
+		if got, want := strings.Count(separator(h, 2), "|"), strings.Count(h, "|"); got != want {
+			t.Errorf("separator has %d bars, header %d: %s", got, want, h)
+		}
+	}
+	if got := separator("| a | b | c |\n", 1); got != "|---|--:|--:|\n" {
+		t.Errorf("separator %q", got)
+	}
+}

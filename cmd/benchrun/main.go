@@ -345,9 +345,9 @@ type run struct {
 }
 
 func (r *run) oneLine() string {
-	return fmt.Sprintf("%d/%d spans in ES, %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms (2xx %.2f ms), 2xx %d 429 %d 5xx %d other %d transport %d, last span %.1fs; load %.1fs: %.0f spans/s accepted, CPU %.0f%%; drain %.1fs",
+	return fmt.Sprintf("%d/%d spans in ES, %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms (2xx %.2f ms), 2xx %d 429 %d 5xx %d other %d transport %d missed %d, last span %.1fs; load %.1fs: %.0f spans/s accepted, CPU %.0f%%; drain %.1fs",
 		r.SpansInES, r.Gen.SpansSent, r.E2ESpansPerSec, r.CPUPercent, r.PeakRSSMB, r.Gen.Latency.P50, r.Gen.Latency.P99, r.Gen.LatencyOK.P99,
-		r.Gen.Status.OK, r.Gen.Status.TooMany, r.Gen.Status.Server, r.Gen.Status.Other, r.Gen.Status.Transport, r.LastSpanSeconds,
+		r.Gen.Status.OK, r.Gen.Status.TooMany, r.Gen.Status.Server, r.Gen.Status.Other, r.Gen.Status.Transport, r.Gen.Status.Missed, r.LastSpanSeconds,
 		r.LoadSeconds, r.AcceptedSpansPerSec, r.LoadCPUPercent, r.DrainSeconds)
 }
 

@@ -140,8 +140,8 @@ func (r *report) markdown() string {
 		"in fixed-rate runs with a duration, requests that fell due while every client was blocked are counted as missed and enter the latency from their due time (a lower bound). "+
 		"Client CPU = tracegen + stand-in on CPU 1 (near 100 %%: the client side limited the run).\n\n", gomaxprocs)
 
-	fmt.Fprintf(&b, "| protocol | mode | collector | offered req/s | CPU %% | peak RSS MB | requests (k) | MB sent | KB/request | mean ms | p50 ms | p99 ms | p99 2xx ms | max ms | 2xx | 429 | 5xx | other | transport | spans in ES / sent | e2e spans/s | spans/s per core | last span s | client CPU %% | load s | accepted spans/s | load CPU %% | drain s |\n")
-	fmt.Fprintf(&b, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString(runsHeader)
+	b.WriteString(separator(runsHeader, 3))
 	for _, x := range r.Runs {
 		g := x.Gen
 		flag := ""
@@ -191,7 +191,7 @@ func (r *report) markdown() string {
 	}
 	if len(ratios) > 0 {
 		fmt.Fprintf(&b, "\ntracegate / stock, same mode and protocol, same run (throughput: higher is better; p99, RSS, CPU: lower is better):\n\n")
-		fmt.Fprintf(&b, "| protocol | mode | e2e spans/s | accepted spans/s (load) | spans/s per core | p99 latency | p99 latency 2xx | peak RSS | CPU %% |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+		b.WriteString(ratiosHeader + separator(ratiosHeader, 2))
 		b.WriteString(strings.Join(ratios, "\n") + "\n")
 	}
 	b.WriteString(r.floorTable())
@@ -273,4 +273,18 @@ func (r *report) floorTable() string {
 		"what each pipeline adds to what the receivers, the loopback, tracegen and the shared core cost.\n\n" +
 		"| protocol | mode | collector | floor p50 ms | floor p99 ms | p99 ms | p50 over the floor ms | p99 over the floor ms |\n|---|---|---|--:|--:|--:|--:|--:|\n" +
 		strings.Join(rows, "\n") + "\n"
+}
+
+// The tables' header rows; separator derives their alignment rows, so a column added to one
+// cannot leave the other a column short.
+const (
+	runsHeader   = "| protocol | mode | collector | offered req/s | CPU % | peak RSS MB | requests (k) | MB sent | KB/request | mean ms | p50 ms | p99 ms | p99 2xx ms | max ms | 2xx | 429 | 5xx | other | transport | spans in ES / sent | e2e spans/s | spans/s per core | last span s | client CPU % | load s | accepted spans/s | load CPU % | drain s |\n"
+	ratiosHeader = "| protocol | mode | e2e spans/s | accepted spans/s (load) | spans/s per core | p99 latency | p99 latency 2xx | peak RSS | CPU % |\n"
+)
+
+// separator is the Markdown alignment row of header: its first left columns left-aligned, the
+// rest (numbers) right-aligned.
+func separator(header string, left int) string {
+	n := strings.Count(strings.TrimSpace(header), "|") - 1
+	return strings.Repeat("|---", left) + strings.Repeat("|--:", n-left) + "|\n"
 }
