@@ -2,6 +2,7 @@ package elasticmappingprocessor
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/component"
@@ -123,7 +124,7 @@ func isECSObjectField(name string) bool { return ecsObjectFields[name] }
 
 // moveScalarsOffECSObjects moves each plain-valued attribute named like an ECS object into that
 // object: an `error` message to error.message (when the span has none), anything else to
-// <name>.value (or <name>.original when taken).
+// <name>.value (or <name>.original, then <name>.valueN, when taken).
 func moveScalarsOffECSObjects(attrs pcommon.Map) {
 	var names []string
 	for k, v := range attrs.All() {
@@ -137,13 +138,16 @@ func moveScalarsOffECSObjects(attrs pcommon.Map) {
 		if name == "error" && v.Type() == pcommon.ValueTypeStr && !isBoolString(v.Str()) {
 			candidates = append([]string{"error.message"}, candidates...)
 		}
-		// The first free name; if a span somehow has them all, the last is overwritten rather
-		// than the document rejected.
-		to := candidates[len(candidates)-1]
-		for _, c := range candidates {
+		// The first free name; past the candidates, <name>.value2, .value3, …: nothing is
+		// overwritten.
+		to := ""
+		for i := 0; to == ""; i++ {
+			c := name + ".value" + strconv.Itoa(i)
+			if i < len(candidates) {
+				c = candidates[i]
+			}
 			if _, taken := attrs.Get(c); !taken {
 				to = c
-				break
 			}
 		}
 		moved := pcommon.NewValueEmpty() // v points into attrs, which PutEmpty may reallocate

@@ -223,7 +223,7 @@ func TestScalarsOffECSObjects(t *testing.T) {
 		{"error flag", map[string]any{"error": "true"}, map[string]any{"error.value": "true"}},
 		{"boolean error", map[string]any{"error": true}, map[string]any{"error.value": true}},
 		{"message already set", map[string]any{"error": "boom", "error.message": "first"}, map[string]any{"error.message": "first", "error.value": "boom"}},
-		{"every name taken", map[string]any{"host": "a", "host.value": "b", "host.original": "c"}, map[string]any{"host.value": "b", "host.original": "a"}},
+		{"every name taken", map[string]any{"host": "a", "host.value": "b", "host.original": "c"}, map[string]any{"host.value": "b", "host.original": "c", "host.value2": "a"}},
 		{"other object names", map[string]any{"http": "x", "service": int64(3), "url": "u"}, map[string]any{"http.value": "x", "service.value": int64(3), "url.value": "u"}},
 		{"an object stays", map[string]any{"error": map[string]any{"message": "m"}}, map[string]any{"error": map[string]any{"message": "m"}}},
 		{"dotted keys stay", map[string]any{"error.type": "E", "http.method": "GET"}, map[string]any{"error.type": "E", "http.method": "GET"}},
