@@ -10,15 +10,59 @@ import (
 // "**" for any depth. Arrays are transparent, as in Elasticsearch. Exclusions ("-path") are not
 // supported and are ignored, so the response is never narrower than asked.
 func filterPath(v any, filter string) any {
-	patterns := parseFilter(filter)
-	if len(patterns) == 0 {
+	sel := newSelector(filter)
+	if sel.whole {
 		return v
 	}
-	out, ok := filterValue(v, patterns)
+	out, ok := filterValue(v, sel)
 	if !ok {
 		return map[string]any{}
 	}
 	return out
+}
+
+// selector is a position in a filter_path: what is kept below one key of a response. Each key's
+// selector is worked out once (a bulk response repeats the same keys for every item).
+type selector struct {
+	whole    bool       // everything below is kept
+	patterns [][]string // what continues below, when not whole
+	children map[string]*selector
+}
+
+// keepAll is the selector of a value kept whole.
+var keepAll = &selector{whole: true}
+
+// newSelector returns the root selector of a filter_path ("": keep everything).
+func newSelector(filter string) *selector {
+	patterns := parseFilter(filter)
+	if len(patterns) == 0 {
+		return keepAll
+	}
+	return &selector{patterns: patterns}
+}
+
+// child returns the selector of key, or nil when nothing below key is kept. A scalar is kept only
+// when its selector is whole.
+func (s *selector) child(key string) *selector {
+	if s.whole {
+		return s
+	}
+	if c, ok := s.children[key]; ok {
+		return c
+	}
+	next, whole := advance(s.patterns, key)
+	var c *selector
+	switch {
+	case whole:
+		c = keepAll
+	case len(next) > 0:
+		c = &selector{patterns: next}
+	}
+	if s.children == nil {
+		s.children = map[string]*selector{}
+	}
+	s.children[key] = c
+	return c
 }
 
 // parseFilter splits a filter_path into patterns of path segments. Consecutive "**" mean what one
@@ -43,29 +87,26 @@ func parseFilter(filter string) [][]string {
 	return patterns
 }
 
-// filterValue returns the parts of v selected by patterns, and false when nothing is selected.
-func filterValue(v any, patterns [][]string) (any, bool) {
+// filterValue returns the parts of v selected by sel, and false when nothing is selected.
+func filterValue(v any, sel *selector) (any, bool) {
+	if sel.whole {
+		return v, true
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		out := map[string]any{}
 		for k, child := range t {
-			next, whole := advance(patterns, k)
-			if whole {
-				out[k] = child
-				continue
-			}
-			if len(next) == 0 {
-				continue
-			}
-			if fv, ok := filterValue(child, next); ok {
-				out[k] = fv
+			if c := sel.child(k); c != nil {
+				if fv, ok := filterValue(child, c); ok {
+					out[k] = fv
+				}
 			}
 		}
 		return out, len(out) > 0
 	case []any:
 		var out []any
 		for _, e := range t {
-			if fv, ok := filterValue(e, patterns); ok {
+			if fv, ok := filterValue(e, sel); ok {
 				out = append(out, fv)
 			}
 		}

@@ -334,7 +334,7 @@ func TestExporterShapedRequest(t *testing.T) {
 	want := `{"items":[` +
 		`{"create":{"_index":".ds-traces-generic.otel-default-2026.11.30-000001","status":201}},` +
 		`{"create":{"_index":".ds-logs-generic.otel-default-2026.11.30-000001","status":201}},` +
-		`{"create":{"_index":"traces-generic-default","error":{"reason":"no such index [traces-generic-default] and [require_data_stream] request flag is [true] and [traces-generic-default] is not a data stream","type":"index_not_found_exception"},"status":404}}]}`
+		`{"create":{"_index":"traces-generic-default","status":404,"error":{"type":"index_not_found_exception","reason":"no such index [traces-generic-default] and [require_data_stream] request flag is [true] and [traces-generic-default] is not a data stream"}}}]}`
 	if string(b) != want {
 		t.Errorf("response\n got %s\nwant %s", b, want)
 	}
