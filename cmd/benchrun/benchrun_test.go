@@ -309,3 +309,29 @@ func TestSeparatorMatchesHeader(t *testing.T) {
 		t.Errorf("separator %q", got)
 	}
 }
+
+// TestClientBoundRunsAreMarked: a run whose client side (tracegen and the stand-in) used its core
+// during the load measured the client, and says so in its line, its row and its ratios.
+func TestClientBoundRunsAreMarked(t *testing.T) {
+	r := &report{Section: "## x", Runs: []run{
+		{Collector: "tracegate", Mode: "memory", Protocol: "otlp-grpc", ClientLoadCPUPercent: 96},
+		{Collector: "stock", Mode: "memory", Protocol: "otlp-grpc", ClientLoadCPUPercent: 60},
+		{Collector: "tracegate", Mode: "memory", Protocol: "zipkin-json", ClientLoadCPUPercent: 70},
+		{Collector: "stock", Mode: "memory", Protocol: "zipkin-json", ClientLoadCPUPercent: 89},
+	}}
+	md := r.markdown()
+	for _, want := range []string{"| 96 (bound) |", "| 60 |", "| otlp-grpc (client-bound) | memory |", "| zipkin-json | memory |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "zipkin-json (client-bound)") || strings.Contains(md, "| 89 (bound) |") {
+		t.Errorf("a run below %d %% client CPU is marked:\n%s", clientBoundCPU, md)
+	}
+	if line := r.Runs[0].oneLine(); !strings.Contains(line, "CLIENT-BOUND") {
+		t.Errorf("one-line summary of a client-bound run: %s", line)
+	}
+	if line := r.Runs[1].oneLine(); strings.Contains(line, "CLIENT-BOUND") {
+		t.Errorf("one-line summary of a collector-bound run: %s", line)
+	}
+}

@@ -320,13 +320,16 @@ type run struct {
 	// last span's arrival (100 = one core busy).
 	CPUPercent float64 `json:"collector_cpu_percent"`
 	PeakRSSMB  float64 `json:"collector_peak_rss_mb"`
-	// ClientCPUPercent is tracegen's and this process's (the stand-in's) CPU over the same window:
-	// near 100, the client side, not the collector, limited the run.
+	// GenCPUPercent and StandinCPUPercent are tracegen's and this process's (the stand-in's) CPU
+	// over the same window.
 	GenCPUPercent     float64 `json:"tracegen_cpu_percent"`
 	StandinCPUPercent float64 `json:"standin_cpu_percent"`
-	SpansInES         int     `json:"spans_in_elasticsearch"`
-	DuplicateSpans    int     `json:"duplicate_spans"`
-	BulkRequests      int     `json:"bulk_requests"`
+	// ClientLoadCPUPercent is the two together over the load alone (a long drain does not dilute
+	// it): at clientBoundCPU or more, the client side, not the collector, limited the run.
+	ClientLoadCPUPercent float64 `json:"client_load_cpu_percent"`
+	SpansInES            int     `json:"spans_in_elasticsearch"`
+	DuplicateSpans       int     `json:"duplicate_spans"`
+	BulkRequests         int     `json:"bulk_requests"`
 	// LastSpanSeconds is the time from the first request until the last span arrived.
 	LastSpanSeconds float64 `json:"last_span_s"`
 	E2ESpansPerSec  float64 `json:"e2e_spans_per_s"`
@@ -344,11 +347,23 @@ type run struct {
 	Error               string  `json:"error,omitempty"`
 }
 
+// clientBoundCPU is the client side's CPU % over the load from which a run measured the client
+// (tracegen and the stand-in on their one core) rather than the collector. Found the hard way: a
+// slow stand-in made the collector's buffer fill and refuse, as a slow Elasticsearch would.
+const clientBoundCPU = 90
+
+// clientBound reports whether the client side limited the run.
+func (r *run) clientBound() bool { return r.ClientLoadCPUPercent >= clientBoundCPU }
+
 func (r *run) oneLine() string {
+	bound := ""
+	if r.clientBound() {
+		bound = fmt.Sprintf("; CLIENT-BOUND (client CPU %.0f%% over the load): this run measured the client side, not the collector", r.ClientLoadCPUPercent)
+	}
 	return fmt.Sprintf("%d/%d spans in ES, %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms (2xx %.2f ms), 2xx %d 429 %d 5xx %d other %d transport %d missed %d, last span %.1fs; load %.1fs: %.0f spans/s accepted, CPU %.0f%%; drain %.1fs",
 		r.SpansInES, r.Gen.SpansSent, r.E2ESpansPerSec, r.CPUPercent, r.PeakRSSMB, r.Gen.Latency.P50, r.Gen.Latency.P99, r.Gen.LatencyOK.P99,
 		r.Gen.Status.OK, r.Gen.Status.TooMany, r.Gen.Status.Server, r.Gen.Status.Other, r.Gen.Status.Transport, r.Gen.Status.Missed, r.LastSpanSeconds,
-		r.LoadSeconds, r.AcceptedSpansPerSec, r.LoadCPUPercent, r.DrainSeconds)
+		r.LoadSeconds, r.AcceptedSpansPerSec, r.LoadCPUPercent, r.DrainSeconds) + bound
 }
 
 func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run) {
@@ -482,6 +497,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	out, err := gen.Output()
 	loadEnd := time.Now()
 	cpuLoad, cpuLoadErr := cpuTicks(pid)
+	selfLoad, _ := cpuTicks(os.Getpid())
 	// A profile that outlasts the load is collected after the measurement (below): waiting for it
 	// here would count its remaining seconds into the time until the last span arrived.
 	defer func() {
@@ -565,6 +581,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		if cpuLoadErr == nil {
 			r.LoadCPUPercent = 100 * float64(cpuLoad-cpu0) / clkTck / r.LoadSeconds
 		}
+		r.ClientLoadCPUPercent = 100 * (genCPU.Seconds() + float64(selfLoad-self0)/clkTck) / r.LoadSeconds
 	}
 	if hwm, err := peakRSS(pid); err == nil {
 		r.PeakRSSMB = float64(hwm) / 1024

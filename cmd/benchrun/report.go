@@ -138,7 +138,7 @@ func (r *report) markdown() string {
 		"load s = the load alone; accepted spans/s = acknowledged spans over it; load CPU %% = the collector's CPU over it; drain s = from the load's end to the last span "+
 		"(stock's exporter holds a partial batch up to its 10 s flush interval, which lowers its e2e spans/s and CPU %%, not its speed). Latency is per request, as the client saw it; "+
 		"in fixed-rate runs with a duration, requests that fell due while every client was blocked are counted as missed and enter the latency from their due time (a lower bound). "+
-		"Client CPU = tracegen + stand-in on CPU 1 (near 100 %%: the client side limited the run).\n\n", gomaxprocs)
+		"client load CPU %% = tracegen + stand-in on CPU 1 over the load; from %d %% the client side, not the collector, limited the run: marked \"bound\", and so are the ratios that involve it.\n\n", gomaxprocs, clientBoundCPU)
 
 	b.WriteString(runsHeader)
 	b.WriteString(separator(runsHeader, 3))
@@ -164,10 +164,14 @@ func (r *report) markdown() string {
 		if g.Status.Missed > 0 {
 			other += fmt.Sprintf(" (+%d missed)", g.Status.Missed)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %d | %d | %d | %s | %d | %s | %.0f | %.1f | %.0f | %.1f | %.1f |\n",
+		client := fmt.Sprintf("%.0f", x.ClientLoadCPUPercent)
+		if x.clientBound() {
+			client += " (bound)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %d | %d | %d | %s | %d | %s | %s | %.1f | %.0f | %.1f | %.1f |\n",
 			x.Protocol, mode, x.Collector, offered, x.CPUPercent, x.PeakRSSMB, float64(g.Requests)/1000, float64(g.Bytes)/1e6, g.BytesPerRequest/1024,
 			g.Latency.Mean, g.Latency.P50, g.Latency.P99, g.LatencyOK.P99, g.Latency.Max, g.Status.OK, g.Status.TooMany, g.Status.Server, other,
-			g.Status.Transport, delivered, x.GenCPUPercent+x.StandinCPUPercent, x.LoadSeconds, x.AcceptedSpansPerSec, x.LoadCPUPercent, x.DrainSeconds)
+			g.Status.Transport, delivered, client, x.LoadSeconds, x.AcceptedSpansPerSec, x.LoadCPUPercent, x.DrainSeconds)
 	}
 
 	var ratios []string
@@ -185,7 +189,11 @@ func (r *report) markdown() string {
 			}
 			return fmt.Sprintf("%.2f", a/b)
 		}
-		ratios = append(ratios, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", x.Protocol, x.Mode,
+		protocol := x.Protocol
+		if x.clientBound() || s.clientBound() {
+			protocol += " (client-bound)"
+		}
+		ratios = append(ratios, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", protocol, x.Mode,
 			ratio(x.E2ESpansPerSec, s.E2ESpansPerSec), ratio(x.AcceptedSpansPerSec, s.AcceptedSpansPerSec), ratio(x.SpansPerCoreSec, s.SpansPerCoreSec),
 			ratio(x.Gen.Latency.P99, s.Gen.Latency.P99), ratio(x.Gen.LatencyOK.P99, s.Gen.LatencyOK.P99), ratio(x.PeakRSSMB, s.PeakRSSMB), ratio(x.CPUPercent, s.CPUPercent)))
 	}
@@ -278,7 +286,7 @@ func (r *report) floorTable() string {
 // The tables' header rows; separator derives their alignment rows, so a column added to one
 // cannot leave the other a column short.
 const (
-	runsHeader   = "| protocol | mode | collector | offered req/s | CPU % | peak RSS MB | requests (k) | MB sent | KB/request | mean ms | p50 ms | p99 ms | p99 2xx ms | max ms | 2xx | 429 | 5xx | other | transport | spans in ES / sent | e2e spans/s | spans/s per core | last span s | client CPU % | load s | accepted spans/s | load CPU % | drain s |\n"
+	runsHeader   = "| protocol | mode | collector | offered req/s | CPU % | peak RSS MB | requests (k) | MB sent | KB/request | mean ms | p50 ms | p99 ms | p99 2xx ms | max ms | 2xx | 429 | 5xx | other | transport | spans in ES / sent | e2e spans/s | spans/s per core | last span s | client load CPU % | load s | accepted spans/s | load CPU % | drain s |\n"
 	ratiosHeader = "| protocol | mode | e2e spans/s | accepted spans/s (load) | spans/s per core | p99 latency | p99 latency 2xx | peak RSS | CPU % |\n"
 )
 
