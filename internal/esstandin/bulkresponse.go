@@ -21,12 +21,15 @@ func (r *itemResult) status() int {
 	switch {
 	case r.err != nil:
 		return r.err.status
-	case r.version > 1:
+	case r.updated():
 		return 200
 	default:
 		return 201
 	}
 }
+
+// updated reports whether a successful item overwrote a document (index with an existing _id).
+func (r *itemResult) updated() bool { return r.version > 1 }
 
 // appendBulkResponse writes a bulk response, filtered by sel (filter_path), with the members in
 // Elasticsearch's order. It is written directly rather than through maps and encoding/json: in
@@ -132,7 +135,7 @@ func (o *object) item(r *itemResult) {
 			if r.id != "" {
 				res.str("_id", r.id)
 			}
-			res.int("status", int64(r.err.status))
+			res.int("status", int64(r.status()))
 			res.nested("error", func(e *object) {
 				e.str("type", r.err.kind)
 				e.str("reason", r.err.reason)
@@ -142,7 +145,7 @@ func (o *object) item(r *itemResult) {
 		res.str("_id", r.id)
 		res.int("_version", r.version)
 		result := "created"
-		if r.version > 1 {
+		if r.updated() {
 			result = "updated"
 		}
 		res.str("result", result)

@@ -18,7 +18,7 @@ func resultAsMap(r itemResult) map[string]any {
 	} else {
 		res["_id"], res["_version"], res["_seq_no"], res["_primary_term"] = r.id, r.version, r.seqNo, 1
 		res["result"] = "created"
-		if r.version > 1 {
+		if r.version > 1 { // independent of itemResult.updated: this is the reference
 			res["result"] = "updated"
 		}
 		res["_shards"] = map[string]any{"total": 1, "successful": 1, "failed": 0}

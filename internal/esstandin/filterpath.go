@@ -5,23 +5,10 @@ import (
 	"strings"
 )
 
-// filterPath applies Elasticsearch's filter_path response filtering to a decoded JSON value.
-// Supported: comma-separated dotted paths, "*" (and other path.Match globs) within a segment and
-// "**" for any depth. Arrays are transparent, as in Elasticsearch. Exclusions ("-path") are not
-// supported and are ignored, so the response is never narrower than asked.
-func filterPath(v any, filter string) any {
-	sel := newSelector(filter)
-	if sel.whole {
-		return v
-	}
-	out, ok := filterValue(v, sel)
-	if !ok {
-		return map[string]any{}
-	}
-	return out
-}
-
-// selector is a position in a filter_path: what is kept below one key of a response. Each key's
+// selector is a position in an Elasticsearch filter_path: what is kept below one key of a
+// response. Supported: comma-separated dotted paths, "*" (and other path.Match globs) within a
+// segment and "**" for any depth; arrays are transparent, as in Elasticsearch. Exclusions ("-path")
+// are not supported and are ignored, so a response is never narrower than asked. Each key's
 // selector is worked out once (a bulk response repeats the same keys for every item).
 type selector struct {
 	whole    bool       // everything below is kept
@@ -85,36 +72,6 @@ func parseFilter(filter string) [][]string {
 		patterns = append(patterns, segs)
 	}
 	return patterns
-}
-
-// filterValue returns the parts of v selected by sel, and false when nothing is selected.
-func filterValue(v any, sel *selector) (any, bool) {
-	if sel.whole {
-		return v, true
-	}
-	switch t := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, child := range t {
-			if c := sel.child(k); c != nil {
-				if fv, ok := filterValue(child, c); ok {
-					out[k] = fv
-				}
-			}
-		}
-		return out, len(out) > 0
-	case []any:
-		var out []any
-		for _, e := range t {
-			if fv, ok := filterValue(e, sel); ok {
-				out = append(out, fv)
-			}
-		}
-		return out, len(out) > 0
-	default:
-		// A scalar where the pattern still expects deeper keys is not selected.
-		return nil, false
-	}
 }
 
 // advance moves every pattern past key: whole is true when some pattern ends at key (the value is

@@ -63,3 +63,51 @@ func TestFilterPathPatternsStayBounded(t *testing.T) {
 		}
 	}
 }
+
+// filterPath applies Elasticsearch's filter_path response filtering to a decoded JSON value, through
+// the selector the bulk response writer uses: the generic reference the writer is checked against
+// (TestBulkResponseMatchesGenericFilter).
+// Supported: comma-separated dotted paths, "*" (and other path.Match globs) within a segment and
+// "**" for any depth. Arrays are transparent, as in Elasticsearch. Exclusions ("-path") are not
+// supported and are ignored, so the response is never narrower than asked.
+func filterPath(v any, filter string) any {
+	sel := newSelector(filter)
+	if sel.whole {
+		return v
+	}
+	out, ok := filterValue(v, sel)
+	if !ok {
+		return map[string]any{}
+	}
+	return out
+}
+
+// filterValue returns the parts of v selected by sel, and false when nothing is selected.
+func filterValue(v any, sel *selector) (any, bool) {
+	if sel.whole {
+		return v, true
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, child := range t {
+			if c := sel.child(k); c != nil {
+				if fv, ok := filterValue(child, c); ok {
+					out[k] = fv
+				}
+			}
+		}
+		return out, len(out) > 0
+	case []any:
+		var out []any
+		for _, e := range t {
+			if fv, ok := filterValue(e, sel); ok {
+				out = append(out, fv)
+			}
+		}
+		return out, len(out) > 0
+	default:
+		// A scalar where the pattern still expects deeper keys is not selected.
+		return nil, false
+	}
+}
