@@ -81,7 +81,7 @@ func ddSpans(t Trace) []tracesend.DDSpan {
 	for i, s := range t.Spans {
 		d := tracesend.DDSpan{Service: t.Service, Name: s.Name, Resource: s.Resource, TraceID: t.TraceLo, SpanID: s.SpanID,
 			ParentID: s.ParentID, Start: s.Start.UnixNano(), Duration: int64(s.Duration),
-			Meta:    map[string]string{"span.kind": string(s.Kind), "env": "production", "version": "1.4.2"},
+			Meta:    map[string]string{"span.kind": string(s.Kind)},
 			Metrics: map[string]float64{}}
 		if i == 0 {
 			// 128-bit trace ids: the high half travels in the chunk's first span, as tracers send it.
@@ -95,18 +95,32 @@ func ddSpans(t Trace) []tracesend.DDSpan {
 			d.Meta["error.type"] = "*errors.errorString"
 		}
 		for _, a := range s.Attrs {
+			key := ddKey(a.Key)
 			switch a.Type {
 			case AttrInt:
-				d.Metrics[a.Key] = float64(a.Int)
+				d.Metrics[key] = float64(a.Int)
 			case AttrFloat:
-				d.Metrics[a.Key] = a.Float
+				d.Metrics[key] = a.Float
 			default: // strings, and booleans as tracers send them
-				d.Meta[a.Key] = a.String()
+				d.Meta[key] = a.String()
 			}
 		}
 		out[i] = d
 	}
 	return out
+}
+
+// ddKey names an attribute as a Datadog tracer tags it. The environment and version travel in the
+// env and version tags (DD_ENV, DD_VERSION), not a second time under their OpenTelemetry names, so
+// a ddtrace request carries what the other protocols' requests carry and their documents compare.
+func ddKey(k string) string {
+	switch k {
+	case "deployment.environment":
+		return "env"
+	case "service.version":
+		return "version"
+	}
+	return k
 }
 
 func jaegerBatch(t Trace, spans []Span) *jaeger.Batch {

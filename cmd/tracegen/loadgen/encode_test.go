@@ -316,3 +316,30 @@ func TestUnknownProtocol(t *testing.T) {
 		t.Fatal("want an error for an unknown protocol")
 	}
 }
+
+// TestDDTraceEnvAndVersionAsTracersSendThem checks that a ddtrace span carries the environment and
+// version once, in the env and version tags, as dd-trace does: sending them under their
+// OpenTelemetry names as well would make its documents larger than the other protocols'.
+func TestDDTraceEnvAndVersionAsTracersSendThem(t *testing.T) {
+	pool, err := NewPool(DDTraceV04, "checkout", 1, 10, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := msgp.ReadIntfBytes(pool.Payloads[0].Parts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range v.([]any) {
+		for i, sv := range chunk.([]any) {
+			meta := sv.(map[string]any)["meta"].(map[string]any)
+			if meta["env"] != "production" || meta["version"] != "1.4.2" {
+				t.Errorf("span %d: env %v, version %v; want production, 1.4.2", i, meta["env"], meta["version"])
+			}
+			for _, k := range []string{"deployment.environment", "service.version"} {
+				if _, ok := meta[k]; ok {
+					t.Errorf("span %d: meta has %s beside env/version", i, k)
+				}
+			}
+		}
+	}
+}
