@@ -30,11 +30,12 @@ type bufferProcessor struct {
 	// fs is the file system of the disk log (tests inject failures).
 	fs diskqueue.FS
 
-	q     *queue
-	log   *diskqueue.Log
-	wg    sync.WaitGroup
-	ctx   context.Context // for metric recording only; never cancelled
-	alive bool
+	q       *queue
+	backlog *backlog // the next consumer failing: see backlog
+	log     *diskqueue.Log
+	wg      sync.WaitGroup
+	ctx     context.Context // for metric recording only; never cancelled
+	alive   bool
 
 	// deliverCtx is passed to the next consumer; cancelled when the Shutdown deadline expires.
 	deliverCtx    context.Context
@@ -105,6 +106,7 @@ func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
 	}
 	p.q = newQueue(p.cfg.Buffer, p.log, writeAhead, p.cfg.WhenFull == WhenFullDropOldest, p.cfg.MaxBatchWait, p.countDrop, p.logger)
 	p.q.fullWait = p.cfg.FullWait
+	p.backlog = newBacklog(p.cfg.Retry)
 	if err := p.registerGauges(); err != nil {
 		return errors.Join(err, p.closeLog())
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -36,8 +38,9 @@ const (
 	reasonUndecodable = "undecodable"
 )
 
-// item is one queued batch. In memory it holds td; read back from disk it holds the undecoded
-// payload. onDisk items own a disk record that must be acknowledged once delivered or dropped.
+// item is one queued batch. In memory it holds td, or the serialized payload while the next
+// consumer fails (see enterBacklog); read back from disk it holds the undecoded payload. onDisk
+// items own a disk record that must be acknowledged once delivered or dropped.
 //
 // An item's td carries one pdata reference of the buffer's (pref): ConsumeTraces takes it, because
 // the pipeline releases a request's data when ConsumeTraces returns, and with the collector's
@@ -92,6 +95,11 @@ type queue struct {
 	wake      *time.Timer // wakes the workers when the oldest batch's wait is over
 	wakeAt    time.Time
 
+	// backlog is set while the next consumer fails (see enterBacklog): batches are then queued
+	// serialized. spillNext is where spill's pass over items has got to, under mu.
+	backlog   atomic.Bool
+	spillNext int
+
 	onDrop func(reason string, spans int64)
 	logger *zap.Logger
 }
@@ -141,6 +149,7 @@ func (q *queue) popLocked() item {
 	q.head++
 	if q.head > len(q.items)/2 && q.head > 64 {
 		q.items = append(q.items[:0], q.items[q.head:]...)
+		q.spillNext = max(q.spillNext-q.head, 0)
 		q.head = 0
 	}
 	q.memSpans -= it.spans
@@ -155,6 +164,7 @@ func (q *queue) pushFrontLocked(it item) {
 		q.items[q.head] = it
 	} else {
 		q.items = append([]item{it}, q.items...)
+		q.spillNext++
 	}
 	q.memSpans += it.spans
 	q.memBytes += it.bytes
@@ -172,7 +182,15 @@ func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err erro
 	it := item{td: td, spans: spans, enqueued: time.Now()}
 
 	if q.log == nil || !q.writeAhead {
-		it.bytes = int64(m.TracesSize(td))
+		if q.backlog.Load() {
+			payload, err := m.MarshalTraces(td)
+			if err != nil {
+				return false, consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
+			}
+			it.td, it.payload, it.bytes = ptrace.Traces{}, payload, int64(len(payload))
+		} else {
+			it.bytes = int64(m.TracesSize(td))
+		}
 		var wait *time.Timer
 		for {
 			q.mu.Lock()
@@ -187,7 +205,7 @@ func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err erro
 			if q.fitsLocked(it.bytes) {
 				q.pushLocked(it)
 				q.mu.Unlock()
-				return true, nil
+				return it.payload == nil, nil
 			}
 			if q.log != nil {
 				q.mu.Unlock()
@@ -214,12 +232,14 @@ func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err erro
 	}
 
 	// Overflow to disk, or write-ahead. Serialise outside every lock.
-	payload, err := m.MarshalTraces(td)
-	if err != nil {
-		return false, consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
+	if it.payload == nil {
+		payload, err := m.MarshalTraces(td)
+		if err != nil {
+			return false, consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
+		}
+		// In write_ahead the size comes from the serialized payload: one pass over the batch less.
+		it.payload, it.bytes = payload, int64(len(payload))
 	}
-	// In write_ahead the size comes from the serialized payload: one pass over the batch less.
-	it.payload, it.bytes = payload, int64(len(payload))
 	return q.appendToDisk(it)
 }
 
@@ -268,6 +288,9 @@ func (q *queue) appendToDisk(it item) (kept bool, err error) {
 			q.mu.Lock()
 			unreserveLocked()
 			switch {
+			case claimed && !q.closed && q.backlog.Load():
+				it.pos, it.onDisk, it.td = pos, true, ptrace.Traces{} // keep the copy (see enterBacklog)
+				q.pushLocked(it)
 			case claimed && !q.closed:
 				it.pos, it.onDisk, it.payload = pos, true, nil // keep the decoded td, drop the copy
 				q.pushLocked(it)
@@ -322,11 +345,49 @@ func (q *queue) makeRoom(it item) (placed bool, err error) {
 	}
 	q.drop(q.popLocked(), reasonFull)
 	if !q.writeAhead {
-		it.payload = nil
+		if it.td != (ptrace.Traces{}) {
+			it.payload = nil
+		}
 		q.pushLocked(it)
-		return true, nil
+		return it.payload == nil, nil
 	}
 	return false, nil
+}
+
+// spillChunk is how many queued batches spill serializes per hold of mu: intake waits for at most
+// that many serializations.
+const spillChunk = 16
+
+// spill serializes the batches the memory queue holds decoded, while the backlog lasts (see
+// enterBacklog), a few at a time. It returns how many it serialized.
+func (q *queue) spill() int {
+	var m ptrace.ProtoMarshaler
+	n := 0
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.spillNext = q.head
+	for q.spillNext < len(q.items) && q.backlog.Load() {
+		end := min(q.spillNext+spillChunk, len(q.items))
+		for i := q.spillNext; i < end; i++ {
+			it := &q.items[i]
+			if it.td == (ptrace.Traces{}) || it.payload != nil {
+				continue
+			}
+			payload, err := m.MarshalTraces(it.td)
+			if err != nil {
+				continue // it stays decoded
+			}
+			it.release()
+			it.payload = payload
+			n++
+		}
+		q.spillNext = end
+		q.mu.Unlock()
+		runtime.Gosched() // let intake and workers take mu
+		q.mu.Lock()
+		q.spillNext = max(q.spillNext, q.head)
+	}
+	return n
 }
 
 // drop counts an item as dropped and releases its disk record and its td. Safe with or without
@@ -491,13 +552,19 @@ func (q *queue) abandon(items []item, td ptrace.Traces, partial bool) int64 {
 	if memSpans == 0 && !partial {
 		return 0 // every record is on disk, unacknowledged: replayed after restart
 	}
-	left := int64(td.SpanCount())
+	var m ptrace.ProtoMarshaler
+	payload, err := m.MarshalTraces(td)
+	return q.abandonPayload(items, payload, err, int64(td.SpanCount()))
+}
+
+// abandonPayload is abandon with what is left of the delivery serialized (payload, or the error
+// serializing it), left spans.
+func (q *queue) abandonPayload(items []item, payload []byte, err error, left int64) int64 {
+	memSpans := memorySpans(items)
 	if q.log == nil {
 		q.onDrop(reasonShutdown, left)
 		return left
 	}
-	var m ptrace.ProtoMarshaler
-	payload, err := m.MarshalTraces(td)
 	if err == nil {
 		// Beyond capacity_mib if need be: with the disk full (Elasticsearch down for long), the
 		// alternative is losing acknowledged spans. What is written so is bounded by the memory
@@ -533,6 +600,12 @@ func (q *queue) drain() int64 {
 	q.mu.Unlock()
 	var lost int64
 	for _, it := range rest {
+		if it.payload != nil { // serialized (see enterBacklog); a disk record is replayed
+			if !it.onDisk {
+				lost += q.abandonPayload([]item{it}, it.payload, nil, it.spans)
+			}
+			continue
+		}
 		lost += q.abandon([]item{it}, it.td, false)
 		it.release()
 	}

@@ -1,6 +1,7 @@
 package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
 
 import (
+	"errors"
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -24,7 +25,7 @@ func (p *bufferProcessor) worker() {
 			if len(items) == 0 {
 				// take reports ok false with a read error; the worker stays, or a few disk errors
 				// would leave nobody to deliver.
-				if !p.pause(readErrorWait) {
+				if !p.pauseUntil(readErrorWait, nil) {
 					return
 				}
 				continue
@@ -39,18 +40,6 @@ func (p *bufferProcessor) worker() {
 			p.deliver(items)
 			p.inFlightMemSpans.Add(-mem)
 		}
-	}
-}
-
-// pause waits d, or returns false at once when retries are stopped (shutdown).
-func (p *bufferProcessor) pause(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-p.stopRetry:
-		return false
 	}
 }
 
@@ -93,7 +82,11 @@ func (p *bufferProcessor) deliver(items []item) {
 	if len(items) == 0 {
 		return
 	}
-	defer releaseDelivery(items, td)
+	if len(items) == 1 {
+		// The delivery holds the batch's one reference from here (released with it): while the
+		// next consumer fails, deliverPart replaces the batch, and nothing may keep the old one.
+		items[0].td = ptrace.Traces{}
+	}
 	var spans, size int64
 	var onDisk []diskqueue.Pos
 	for _, it := range items {
@@ -117,13 +110,25 @@ func (p *bufferProcessor) deliver(items []item) {
 	if size > maxDeliveryBytes {
 		parts = splitBySize(td, maxDeliveryBytes)
 	}
-	if len(parts) > 1 {
-		defer releaseParts(parts, td)
+	// A delivery in one part waits serialized between failed attempts (deliverPart); parts[0] is
+	// then its only holder. The rare delivery in parts stays decoded.
+	single := len(parts) == 1
+	if single {
+		td = ptrace.Traces{}
+	} else {
 		p.logger.Debug("Delivering a large batch in parts", zap.Int64("spans", spans), zap.Int("parts", len(parts)))
 	}
+	defer func() {
+		if single {
+			releaseDelivery(items, parts[0])
+			return
+		}
+		releaseParts(parts, td)
+		releaseDelivery(items, td)
+	}()
 	accepted := true
-	for i, part := range parts {
-		switch p.deliverPart(part) {
+	for i := range parts {
+		switch p.deliverPart(&parts[i], single) {
 		case partStopped:
 			// Shutdown stopped the delivery: what is not delivered yet goes to disk (or is
 			// counted as lost without storage).
@@ -156,14 +161,16 @@ const (
 	partStopped              // shutdown stopped it
 )
 
-// deliverPart sends td until the next consumer accepts it, it fails permanently or max_elapsed
-// runs out (both dropped and counted), or shutdown stops retries.
-func (p *bufferProcessor) deliverPart(td ptrace.Traces) partOutcome {
+// deliverPart sends *td until the next consumer accepts it, it fails permanently or max_elapsed
+// runs out (both dropped and counted), or shutdown stops retries. With spill, the batch waits
+// serialized between attempts, and *td is a new batch (the same spans) after a failed one.
+func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome {
 	spans := int64(td.SpanCount())
 	start := time.Now()
 	bo := newBackoff(p.cfg.Retry)
+	probe := false // the attempt is the backlog's probe
 	for {
-		err := p.next.ConsumeTraces(p.deliverCtx, td)
+		err := p.next.ConsumeTraces(p.deliverCtx, *td)
 		if err != nil && p.deliverCtx.Err() != nil {
 			// Shutdown's deadline cancelled the delivery: whatever the error says (permanent, or
 			// max_elapsed running out now), the batch goes to disk when there is storage.
@@ -171,30 +178,137 @@ func (p *bufferProcessor) deliverPart(td ptrace.Traces) partOutcome {
 		}
 		if err == nil {
 			p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
+			if p.backlog.succeeded(probe) {
+				p.q.backlog.Store(false)
+				p.logger.Debug("A delivery succeeded: queued batches stay decoded again")
+			}
 			return partAccepted
 		}
 		if consumererror.IsPermanent(err) {
+			p.backlog.abandonProbe(probe, time.Now())
 			p.countDrop(reasonPermanent, spans)
 			p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", spans), zap.Error(err))
 			return partDropped
 		}
+		recovered := p.enterBacklog(probe)
 		wait, again := bo.next(time.Since(start))
 		if !again {
-			p.countDrop(reasonExhausted, spans)
-			p.logger.Error("Dropping spans: retry.max_elapsed exceeded", zap.Int64("spans", spans), zap.Duration("max_elapsed", p.cfg.Retry.MaxElapsed), zap.Error(err))
+			p.countExhausted(spans, err)
 			return partDropped
 		}
 		p.tel.ProcessorBufferRetries.Add(p.ctx, 1)
-		if !p.pause(wait) {
-			return partStopped
+		var outcome partOutcome
+		probe, outcome = p.awaitRetry(td, spill, wait, recovered, start, spans)
+		if outcome != partAccepted {
+			return outcome
 		}
 	}
+}
+
+func (p *bufferProcessor) countExhausted(spans int64, err error) {
+	p.countDrop(reasonExhausted, spans)
+	p.logger.Error("Dropping spans: retry.max_elapsed exceeded", zap.Int64("spans", spans), zap.Duration("max_elapsed", p.cfg.Retry.MaxElapsed), zap.Error(err))
+}
+
+// enterBacklog records a failed attempt (see backlog) and, when the backlog begins with it,
+// serializes the memory queue's decoded batches. It returns the channel closed when a probe
+// succeeds.
+func (p *bufferProcessor) enterBacklog(probe bool) <-chan struct{} {
+	began, recovered := p.backlog.failed(probe, time.Now())
+	if began {
+		p.q.backlog.Store(true)
+		n := p.q.spill()
+		p.logger.Debug("The next consumer fails: queued batches wait serialized until a delivery succeeds", zap.Int("batches_serialized", n))
+	}
+	return recovered
+}
+
+// awaitRetry waits for the delivery's next attempt: its own backoff (wait, cut short when a probe
+// succeeds), then its turn in the backlog, the batch serialized meanwhile with spill. It returns
+// whether the attempt is the backlog's probe, and partAccepted to make it, partStopped (shutdown)
+// or partDropped (max_elapsed ran out waiting for a turn, counted).
+func (p *bufferProcessor) awaitRetry(td *ptrace.Traces, spill bool, wait time.Duration, recovered <-chan struct{}, start time.Time, spans int64) (probe bool, outcome partOutcome) {
+	var payload []byte
+	if spill {
+		payload = spillBatch(td)
+	}
+	outcome = partAccepted
+	wake := recovered
+	for {
+		if !p.pauseUntil(wait, wake) {
+			outcome = partStopped
+			break
+		}
+		ok, pr, w, ended := p.backlog.turn(time.Now())
+		if ok {
+			probe = pr
+			break
+		}
+		if maxElapsed := p.cfg.Retry.MaxElapsed; maxElapsed > 0 && time.Since(start) >= maxElapsed {
+			p.countExhausted(spans, errors.New("the next consumer kept failing"))
+			outcome = partDropped
+			break
+		}
+		wait, wake = w, ended
+	}
+	if payload != nil {
+		if err := restoreBatch(td, payload); err != nil {
+			if probe {
+				p.backlog.abandonProbe(true, time.Now())
+			}
+			p.countDrop(reasonUndecodable, spans)
+			p.logger.Error("Dropping spans: a batch serialized while the next consumer failed does not decode", zap.Int64("spans", spans), zap.Error(err))
+			return false, partDropped
+		}
+	}
+	return probe, outcome
+}
+
+// pauseUntil waits d, or until wake is closed (nil: never); false when retries are stopped
+// (shutdown).
+func (p *bufferProcessor) pauseUntil(d time.Duration, wake <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-wake:
+		return true
+	case <-p.stopRetry:
+		return false
+	}
+}
+
+// spillBatch serializes *td and gives back its reference, so that the batch's memory can go while
+// a retry waits; nil (td kept) if it cannot be serialized.
+func spillBatch(td *ptrace.Traces) []byte {
+	var m ptrace.ProtoMarshaler
+	payload, err := m.MarshalTraces(*td)
+	if err != nil {
+		return nil
+	}
+	pref.UnrefTraces(*td)
+	*td = ptrace.Traces{}
+	return payload
+}
+
+// restoreBatch decodes what spillBatch serialized into *td, a batch owned by the buffer (see
+// assemble).
+func restoreBatch(td *ptrace.Traces, payload []byte) error {
+	var u ptrace.ProtoUnmarshaler
+	t, err := u.UnmarshalTraces(payload)
+	if err != nil {
+		return err
+	}
+	pref.MarkPipelineOwnedTraces(t)
+	*td = t
+	return nil
 }
 
 // releaseDelivery gives back the references of a delivery's items and of the batch merged from
 // them (see item and assemble): once the delivery is over, nothing of it is read again.
 func releaseDelivery(items []item, td ptrace.Traces) {
-	if len(items) > 1 { // td was merged by assemble; with one item it is that item's td
+	if td != (ptrace.Traces{}) {
 		pref.UnrefTraces(td)
 	}
 	for i := range items {

@@ -1,0 +1,280 @@
+package bufferprocessor
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+)
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestBacklogTurns walks the backlog's states: no backlog lets every retry go; a failure begins
+// one, whose retries wait for the probe's time; one probe at a time; a failed probe pushes the
+// next probe further; a probe's success wakes everyone, a first attempt's success only those
+// waiting for a turn.
+func TestBacklogTurns(t *testing.T) {
+	initial := 100 * time.Millisecond
+	b := newBacklog(RetryConfig{InitialInterval: initial, MaxInterval: time.Second})
+	t0 := time.Unix(1000, 0)
+
+	ok, probe, _, _ := b.turn(t0)
+	require.True(t, ok, "no backlog: a retry goes at once")
+	require.False(t, probe)
+
+	began, recovered := b.failed(false, t0)
+	require.True(t, began)
+	again, recovered2 := b.failed(false, t0) // a second worker's failure joins the same backlog
+	require.False(t, again)
+	require.Equal(t, recovered, recovered2)
+
+	ok, _, wait, ended := b.turn(t0)
+	require.False(t, ok, "backlog: wait for the probe's time")
+	assert.GreaterOrEqual(t, wait, initial*8/10)
+	assert.LessOrEqual(t, wait, initial*12/10)
+
+	ok, probe, _, _ = b.turn(t0.Add(wait))
+	require.True(t, ok)
+	require.True(t, probe, "the first retry at the probe's time is the probe")
+	ok, _, _, _ = b.turn(t0.Add(wait + time.Hour))
+	require.False(t, ok, "one probe at a time")
+
+	t1 := t0.Add(wait)
+	b.failed(true, t1)
+	ok, _, wait2, _ := b.turn(t1)
+	require.False(t, ok)
+	assert.GreaterOrEqual(t, wait2, 2*initial*8/10, "a failed probe doubles the probes' interval")
+
+	ok, probe, _, _ = b.turn(t1.Add(wait2))
+	require.True(t, ok && probe)
+	b.abandonProbe(true, t1.Add(wait2)) // the batch was at fault: the next may probe at once
+	ok, probe, _, _ = b.turn(t1.Add(wait2))
+	require.True(t, ok && probe)
+
+	require.False(t, isClosed(ended))
+	require.True(t, b.succeeded(true))
+	assert.True(t, isClosed(ended), "a success wakes the deliveries waiting for a turn")
+	assert.True(t, isClosed(recovered), "a probe's success wakes those waiting their own backoff")
+	ok, probe, _, _ = b.turn(t1)
+	require.True(t, ok)
+	require.False(t, probe)
+	require.False(t, b.succeeded(false), "no backlog to end")
+
+	// A first attempt's success ends the backlog, but proves nothing about the failing batches:
+	// those waiting their own backoff keep waiting.
+	_, recovered = b.failed(false, t1)
+	_, _, _, ended = b.turn(t1)
+	require.True(t, b.succeeded(false))
+	assert.True(t, isClosed(ended))
+	assert.False(t, isClosed(recovered))
+}
+
+// probeCounter is a next consumer that fails while down, taking a little time per call as an
+// exporter encoding a bulk does, and records how many calls overlapped.
+type probeCounter struct {
+	rec         *recorder
+	down        atomic.Bool
+	inFlight    atomic.Int64
+	maxInFlight atomic.Int64
+	failures    atomic.Int64
+}
+
+func (c *probeCounter) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (c *probeCounter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	n := c.inFlight.Add(1)
+	defer c.inFlight.Add(-1)
+	for {
+		m := c.maxInFlight.Load()
+		if n <= m || c.maxInFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if c.down.Load() {
+		time.Sleep(2 * time.Millisecond)
+		c.failures.Add(1)
+		return errDown
+	}
+	return c.rec.ConsumeTraces(ctx, td)
+}
+
+// TestOutageOneProbeAtATime: with the next consumer down, the workers' retries do not overlap
+// (each would make the exporter encode its bulk for nothing); once it is back, every batch is
+// delivered, without waiting for the workers' own backoff.
+func TestOutageOneProbeAtATime(t *testing.T) {
+	cfg := memCfg()
+	cfg.Threads, cfg.MaxBatchSpans = 4, 0
+	cfg.Retry = RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 4 * time.Millisecond}
+	next := &probeCounter{rec: newRecorder()}
+	next.down.Store(true)
+	h := start(t, cfg, next, nil)
+	for i := range 20 {
+		require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(i)))
+	}
+	// Every worker has failed once (their first attempts may overlap), and none is in a call.
+	require.Eventually(t, func() bool { return next.failures.Load() >= 4 && next.inFlight.Load() == 0 },
+		10*time.Second, time.Millisecond)
+	next.maxInFlight.Store(0)
+	before := next.failures.Load()
+	time.Sleep(300 * time.Millisecond)
+	retries := next.failures.Load() - before
+	require.Positive(t, retries, "the backlog keeps probing")
+	assert.Equal(t, int64(1), next.maxInFlight.Load(), "retries during the outage overlapped")
+
+	// Back up: the probe's success wakes every waiting delivery. The workers' own backoff is at
+	// most 4 ms here, so this checks delivery, not speed.
+	next.down.Store(false)
+	next.rec.waitDistinct(t, 20)
+	h.shutdown(t)
+	assert.Zero(t, next.rec.checkAll(t, rangeIDs(0, 20)))
+	assert.False(t, h.p.q.backlog.Load(), "a success ends the backlog")
+}
+
+// queuedForms returns how many queued batches are held decoded and how many serialized.
+func queuedForms(q *queue) (decoded, serialized int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, it := range q.items[q.head:] {
+		switch {
+		case it.payload != nil && it.td == (ptrace.Traces{}):
+			serialized++
+		case it.td != (ptrace.Traces{}) && it.payload == nil:
+			decoded++
+		}
+	}
+	return decoded, serialized
+}
+
+// TestBacklogQueuesSerialized: when a delivery fails, the batches already queued are serialized,
+// and so is every batch queued while the backlog lasts; they all arrive intact once the next
+// consumer is back, and batches queued after that stay decoded.
+func TestBacklogQueuesSerialized(t *testing.T) {
+	for _, storage := range []string{"", ModeOverflow, ModeWriteAhead} {
+		t.Run(fmt.Sprintf("storage=%q", storage), func(t *testing.T) {
+			cfg := memCfg()
+			if storage != "" {
+				cfg = diskCfg(t.TempDir(), storage, FsyncNever)
+			}
+			cfg.Threads, cfg.MaxBatchSpans = 1, 0
+			cfg.Retry = RetryConfig{InitialInterval: 20 * time.Millisecond, MaxInterval: 20 * time.Millisecond}
+			rec := newRecorder()
+			rec.gate = make(chan struct{})
+			var down atomic.Bool
+			down.Store(true)
+			rec.failFn = func(int) error {
+				if down.Load() {
+					return errDown
+				}
+				return nil
+			}
+			h := start(t, cfg, rec, nil)
+			// The worker holds batch 0 in its first attempt (the gate); 1–5 queue decoded.
+			require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(0, 1)))
+			require.Eventually(t, func() bool { return rec.n.Load() == 1 }, 10*time.Second, time.Millisecond)
+			for i := 1; i <= 5; i++ {
+				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(2*i, 2*i+1)))
+			}
+			decoded, serialized := queuedForms(h.p.q)
+			require.Equal(t, 5, decoded)
+			require.Zero(t, serialized)
+
+			close(rec.gate) // the first attempt fails: the backlog begins
+			require.Eventually(t, h.p.q.backlog.Load, 10*time.Second, time.Millisecond)
+			for i := 6; i <= 8; i++ {
+				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(2*i, 2*i+1)))
+			}
+			decoded, serialized = queuedForms(h.p.q)
+			assert.Zero(t, decoded, "a backlog holds no decoded batch")
+			assert.GreaterOrEqual(t, serialized, 7, "batches 1–8, less what the worker took")
+
+			down.Store(false)
+			rec.waitDistinct(t, 18)
+			require.Eventually(t, func() bool { return !h.p.q.backlog.Load() }, 10*time.Second, time.Millisecond)
+			h.shutdown(t)
+			assert.Zero(t, rec.checkAll(t, rangeIDs(0, 18)), "no duplicates")
+		})
+	}
+}
+
+// TestShutdownSavesSerializedBatches: batches the backlog serialized in the memory queue are
+// written to the log at shutdown and delivered after the restart; without storage they are
+// counted as lost with their spans.
+func TestShutdownSavesSerializedBatches(t *testing.T) {
+	for _, withStorage := range []bool{false, true} {
+		t.Run(fmt.Sprintf("storage=%v", withStorage), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := memCfg()
+			if withStorage {
+				cfg = diskCfg(dir, ModeOverflow, FsyncNever)
+			}
+			cfg.Threads, cfg.MaxBatchSpans, cfg.ShutdownTimeout = 1, 0, 100*time.Millisecond
+			cfg.Retry = RetryConfig{InitialInterval: time.Hour, MaxInterval: time.Hour}
+			rec := newRecorder()
+			rec.failFn = func(int) error { return errDown }
+			h := start(t, cfg, rec, nil)
+			require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(0, 1)))
+			require.Eventually(t, h.p.q.backlog.Load, 10*time.Second, time.Millisecond)
+			for i := 1; i <= 4; i++ {
+				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(2*i, 2*i+1)))
+			}
+			_, serialized := queuedForms(h.p.q)
+			require.Equal(t, 4, serialized)
+			require.NoError(t, shutdownReturns(t, h, context.Background()))
+			if !withStorage {
+				assert.Equal(t, int64(10), h.sum(t, "processor_buffer_dropped_spans", reasonShutdown),
+					"the serialized batches' spans and the delivery's are counted")
+				return
+			}
+			assert.Zero(t, h.sum(t, "processor_buffer_dropped_spans", ""))
+			rec2 := newRecorder()
+			h2 := start(t, cfg, rec2, nil)
+			rec2.waitDistinct(t, 10)
+			h2.shutdown(t)
+			assert.Zero(t, rec2.checkAll(t, rangeIDs(0, 10)))
+		})
+	}
+}
+
+// TestQueuePushForm: push queues a batch decoded (the queue keeps the caller's reference), or
+// serialized during a backlog (the caller keeps it), and the serialized batch decodes to the same.
+func TestQueuePushForm(t *testing.T) {
+	q := newQueue(10, nil, false, false, 0, func(string, int64) {}, zap.NewNop())
+	td := makeTraces(1, 2, 3)
+	kept, err := q.push(context.Background(), td)
+	require.NoError(t, err)
+	assert.True(t, kept)
+	q.backlog.Store(true)
+	kept, err = q.push(context.Background(), makeTraces(4, 5))
+	require.NoError(t, err)
+	assert.False(t, kept, "serialized: the queue holds no reference to the batch")
+	decoded, serialized := queuedForms(q)
+	assert.Equal(t, 1, decoded)
+	assert.Equal(t, 1, serialized)
+	var m ptrace.ProtoMarshaler
+	assert.Equal(t, int64(m.TracesSize(td)), q.items[0].bytes)
+	assert.Equal(t, int64(len(q.items[1].payload)), q.items[1].bytes)
+
+	assert.Equal(t, 1, q.spill(), "spill serializes the decoded batch")
+	decoded, serialized = queuedForms(q)
+	assert.Zero(t, decoded)
+	assert.Equal(t, 2, serialized)
+	var u ptrace.ProtoUnmarshaler
+	got, err := u.UnmarshalTraces(q.items[0].payload)
+	require.NoError(t, err)
+	assert.Equal(t, 3, got.SpanCount())
+	assert.Equal(t, "1", got.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Name())
+}
