@@ -98,12 +98,7 @@ func (c *probeCounter) Capabilities() consumer.Capabilities { return consumer.Ca
 func (c *probeCounter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	n := c.inFlight.Add(1)
 	defer c.inFlight.Add(-1)
-	for {
-		m := c.maxInFlight.Load()
-		if n <= m || c.maxInFlight.CompareAndSwap(m, n) {
-			break
-		}
-	}
+	raiseMax(&c.maxInFlight, n)
 	if c.down.Load() {
 		time.Sleep(2 * time.Millisecond)
 		c.failures.Add(1)

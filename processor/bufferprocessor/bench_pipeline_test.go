@@ -309,12 +309,7 @@ func (s *sinkCount) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 func (s *sinkCount) consume(ctx context.Context, td ptrace.Traces) error {
 	n := s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
-	for {
-		m := s.maxInFlight.Load()
-		if n <= m || s.maxInFlight.CompareAndSwap(m, n) {
-			break
-		}
-	}
+	raiseMax(&s.maxInFlight, n)
 	if s.delay > 0 {
 		time.Sleep(s.delay)
 	}

@@ -320,3 +320,13 @@ func (f *orderFile) Sync() error {
 	f.fs.record("sync " + f.kind)
 	return f.File.Sync()
 }
+
+// raiseMax sets *m to n if n is larger, for the tests that record how many calls overlapped.
+func raiseMax(m *atomic.Int64, n int64) {
+	for {
+		cur := m.Load()
+		if n <= cur || m.CompareAndSwap(cur, n) {
+			return
+		}
+	}
+}
