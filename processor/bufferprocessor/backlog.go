@@ -15,7 +15,7 @@ import (
 //     others at once. Each attempt makes the exporter encode the whole bulk before it finds
 //     Elasticsearch gone; without turns, every worker did so on its own schedule, `threads`
 //     bursts of encoding that failed anyway and took the core from the receivers
-//     (docs/benchmarks.md, "Elasticsearch down").
+//     (docs/benchmarks.md, "Elasticsearch down: the backlog").
 //
 // A delivery's first attempt never waits for a turn, and each delivery still waits its own
 // backoff before it asks for one: a batch that alone keeps failing (a retryable error about it,

@@ -183,9 +183,9 @@ func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err erro
 
 	if q.log == nil || !q.writeAhead {
 		if q.backlog.Load() {
-			payload, err := m.MarshalTraces(td)
+			payload, err := serialize(td)
 			if err != nil {
-				return false, consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
+				return false, err
 			}
 			it.td, it.payload, it.bytes = ptrace.Traces{}, payload, int64(len(payload))
 		} else {
@@ -233,14 +233,25 @@ func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err erro
 
 	// Overflow to disk, or write-ahead. Serialise outside every lock.
 	if it.payload == nil {
-		payload, err := m.MarshalTraces(td)
+		payload, err := serialize(td)
 		if err != nil {
-			return false, consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
+			return false, err
 		}
 		// In write_ahead the size comes from the serialized payload: one pass over the batch less.
 		it.payload, it.bytes = payload, int64(len(payload))
 	}
 	return q.appendToDisk(it)
+}
+
+// serialize is the batch's protobuf form, for the disk log or a backlog (see enterBacklog); a
+// batch that cannot be serialized never will be.
+func serialize(td ptrace.Traces) ([]byte, error) {
+	var m ptrace.ProtoMarshaler
+	payload, err := m.MarshalTraces(td)
+	if err != nil {
+		return nil, consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
+	}
+	return payload, nil
 }
 
 // appendToDisk writes it to the log, applying when_full when the log is full. kept is as push's.
