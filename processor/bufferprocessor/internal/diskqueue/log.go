@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -124,6 +125,7 @@ type Log struct {
 	// are all reported as failed, the durable ones among them too.
 	forgottenTo  uint64
 	syncing      bool
+	gathering    bool // a group commit's leader lets the other appends write first (waitSynced)
 	dirDirty     bool
 	acksSyncedAt time.Time // the last fsync that included the ack files
 
@@ -727,11 +729,18 @@ func (l *Log) Corrupt() int64 {
 	return l.corrupt
 }
 
-// waitSynced blocks until a sync covering write seq completed. The first waiter runs the fsync
-// for everyone who wrote before it started (group commit).
+// waitSynced blocks until a sync covering write seq completed. The first waiter leads: it runs the
+// fsync for everyone who wrote before it started (group commit).
+//
+// Before its fsync the leader yields once (gathering): appends that are ready to run write first
+// and wait for the same fsync. Without it a group held one write when the collector has a single
+// P (GOMAXPROCS=1, one core): the fsync syscall keeps its P, so no other append runs until it
+// returns, and every request paid an fsync of its own (docs/benchmarks.md, "Durability"). When
+// nothing else is runnable the yield returns at once.
 func (l *Log) waitSynced(seq uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	gathered := false
 	for {
 		if err := l.failedFor(seq); err != nil {
 			return err
@@ -739,8 +748,22 @@ func (l *Log) waitSynced(seq uint64) error {
 		if l.syncedSeq >= seq {
 			return nil
 		}
-		if l.syncing {
+		if l.syncing || l.gathering {
 			l.cond.Wait()
+			continue
+		}
+		if !gathered {
+			gathered = true
+			l.gathering = true
+			l.mu.Unlock()
+			runtime.Gosched()
+			l.mu.Lock()
+			l.gathering = false
+			if l.syncing || l.syncedSeq >= seq || l.failedFor(seq) != nil {
+				// This leader will not run the fsync (another one ran or runs meanwhile: Sync, the
+				// ack loop): the appends that came while it yielded must not wait for it.
+				l.cond.Broadcast()
+			}
 			continue
 		}
 		// Every client of this batch waits for this fsync, and on ext4 each file synced costs a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -350,6 +351,7 @@ type syncCountingFS struct {
 	mu    sync.Mutex
 	syncs map[string]int
 	order []string // the kinds, in the order they were synced
+	holdP time.Duration
 }
 
 func (fs *syncCountingFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
@@ -378,8 +380,54 @@ func (f *syncCountingFile) Sync() error {
 	f.fs.mu.Lock()
 	f.fs.syncs[f.kind]++
 	f.fs.order = append(f.fs.order, f.kind)
+	hold := f.fs.holdP
 	f.fs.mu.Unlock()
+	if hold > 0 {
+		// An fsync syscall keeps its P until it returns or the runtime's monitor takes the P away
+		// (tens of microseconds later at best). This one keeps it throughout: the worst case.
+		spin(hold)
+		return nil
+	}
 	return f.File.Sync()
+}
+
+// spin keeps the goroutine (and its P) busy for d without a point where the scheduler could switch.
+func spin(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
+	}
+}
+
+// TestFsyncAlwaysGroupsConcurrentAppends: appends that run while a group commit's leader is about
+// to fsync share its fsync, also with one P, where the fsync itself keeps every other append from
+// running (before the leader yielded first, each of these appends paid an fsync of its own).
+func TestFsyncAlwaysGroupsConcurrentAppends(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	fs := &syncCountingFS{syncs: map[string]int{}, holdP: 300 * time.Microsecond}
+	l, _ := open(t, t.TempDir(), func(o *Options) {
+		o.Fsync = FsyncAlways
+		o.FS = fs
+		o.AckSyncInterval = time.Hour
+		o.SegmentBytes = 1 << 20
+	})
+	const appends = 64
+	start := make(chan struct{})
+	errs := make(chan error, appends)
+	for i := range appends {
+		go func() {
+			<-start
+			spin(50 * time.Microsecond) // a request being decoded before its append
+			_, _, err := l.Append(payload(i), 1, time.Now(), false)
+			errs <- err
+		}()
+	}
+	close(start)
+	for range appends {
+		require.NoError(t, <-errs)
+	}
+	syncs := fs.count(segSuffix)
+	assert.LessOrEqual(t, syncs, appends/8, "%d appends needed %d fsyncs", appends, syncs)
+	assert.Equal(t, int64(appends), l.Unread().Records, "every append was written")
+	require.NoError(t, l.Close())
 }
 
 // TestFsyncAlwaysLeavesAcksOutOfTheWritePath: with FsyncAlways every Append waits for the segment's
