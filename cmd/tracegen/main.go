@@ -51,6 +51,7 @@ func run(args []string, stdout io.Writer) error {
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
 	seed := fs.Uint64("seed", 0, "random seed (0: from the clock)")
 	jsonOut := fs.String("json", "", "write the results as JSON to this file (- for stdout, then no text summary)")
+	timeline := fs.Bool("timeline", false, "also print the latency of each second of the run (the JSON always has it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,6 +75,9 @@ func run(args []string, stdout io.Writer) error {
 		results = append(results, res)
 		if *jsonOut != "-" {
 			printSummary(stdout, res)
+			if *timeline {
+				printTimeline(stdout, res)
+			}
 		}
 	}
 	if *jsonOut != "" {
@@ -120,6 +124,13 @@ func parseTargets(flagValue string, protocols []string, host string) (map[string
 		out[p] = addr
 	}
 	return out, nil
+}
+
+// printTimeline prints one line per second of the run, by when its requests fell due.
+func printTimeline(w io.Writer, r *loadgen.Result) {
+	for _, s := range r.Timeline {
+		fmt.Fprintf(w, "  second %3d: %6d requests  p50 %8.2f  p99 %8.2f  max %8.2f ms\n", s.Second, s.Count, s.P50, s.P99, s.Max)
+	}
 }
 
 func printSummary(w io.Writer, r *loadgen.Result) {

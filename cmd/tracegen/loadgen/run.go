@@ -63,9 +63,11 @@ type Result struct {
 	// LatencyOK is over the 2xx requests only: a collector that refuses quickly (429) lowers its
 	// overall figures with fast refusals; this compares the requests that were taken.
 	LatencyOK LatencyStats `json:"latency_2xx"`
-	Errors    []string     `json:"errors,omitempty"` // the first few distinct errors
-	Start     time.Time    `json:"start"`
-	End       time.Time    `json:"end"`
+	// Timeline is the latency of each second of the run, the requests grouped by when they fell due.
+	Timeline []WindowStats `json:"timeline,omitempty"`
+	Errors   []string      `json:"errors,omitempty"` // the first few distinct errors
+	Start    time.Time     `json:"start"`
+	End      time.Time     `json:"end"`
 }
 
 // sender sends one request and classifies the outcome into a status code key.
@@ -307,13 +309,13 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	defer snd.close()
 
 	type workerResult struct {
-		samples []time.Duration
-		ok      []time.Duration // the 2xx requests' samples
-		status  StatusCounts
-		bytes   int64
-		spans   int
-		acked   int
-		errs    []string
+		timed  []Timed
+		ok     []time.Duration // the 2xx requests' latencies
+		status StatusCounts
+		bytes  int64
+		spans  int
+		acked  int
+		errs   []string
 	}
 	results := make([]workerResult, c.Concurrency)
 	total := int64(c.Concurrency) * int64(c.Requests)
@@ -342,7 +344,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 				wctx = context.WithValue(ctx, udpConnKey{}, conn)
 			}
 			if c.Duration <= 0 {
-				res.samples = make([]time.Duration, 0, c.Requests)
+				res.timed = make([]Timed, 0, c.Requests)
 			}
 			var req Request
 			for ctx.Err() == nil {
@@ -369,7 +371,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 				code, class, err := snd.send(rctx, &req)
 				cancel()
 				took := time.Since(due)
-				res.samples = append(res.samples, took)
+				res.timed = append(res.timed, Timed{Due: due.Sub(start), Took: took})
 				if class == classOK {
 					res.ok = append(res.ok, took)
 				}
@@ -406,11 +408,15 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		return nil, *e
 	}
 	var missed []time.Duration
+	var timed []Timed
+	for _, r := range results {
+		timed = append(timed, r.timed...)
+	}
 	if c.Rate > 0 && !deadline.IsZero() {
 		// Requests due before the deadline that no client got to send.
 		sent := 0
 		for _, r := range results {
-			sent += len(r.samples)
+			sent += len(r.timed)
 		}
 		for k := sent; ; k++ {
 			due := start.Add(time.Duration(float64(k) / c.Rate * float64(time.Second)))
@@ -418,6 +424,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 				break
 			}
 			missed = append(missed, end.Sub(due))
+			timed = append(timed, Timed{Due: due.Sub(start), Took: end.Sub(due)})
 		}
 	}
 	out := &Result{Protocol: c.Protocol, Target: c.Target, Concurrency: c.Concurrency, SpansPerRequest: c.Spans, Rate: c.Rate,
@@ -426,7 +433,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	seen := map[string]bool{}
 	out.Status.Codes = map[string]int{}
 	for _, r := range results {
-		all = append(all, r.samples...)
+		for _, t := range r.timed {
+			all = append(all, t.Took)
+		}
 		ok = append(ok, r.ok...)
 		out.Status.add(r.status)
 		out.Bytes += r.bytes
@@ -443,6 +452,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	out.Status.Missed = len(missed)
 	out.Latency = Summarize(append(all, missed...))
 	out.LatencyOK = Summarize(ok)
+	out.Timeline = Timeline(timed)
 	if out.Requests > 0 {
 		out.BytesPerRequest = float64(out.Bytes) / float64(out.Requests)
 	}

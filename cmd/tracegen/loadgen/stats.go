@@ -42,6 +42,34 @@ func Summarize(samples []time.Duration) LatencyStats {
 	}
 }
 
+// Timed is one request's latency and when it was due, both from the start of the run.
+type Timed struct {
+	Due, Took time.Duration
+}
+
+// WindowStats summarize the requests that fell due in one second of the run.
+type WindowStats struct {
+	Second int `json:"second"` // the window [Second, Second+1) s after the start
+	LatencyStats
+}
+
+// Timeline summarizes the requests of each second of the run, by when they fell due, so a
+// tail that belongs to one phase (the first seconds of an outage) is told from one spread over
+// the whole run. Seconds without a request are left out.
+func Timeline(samples []Timed) []WindowStats {
+	bySecond := map[int][]time.Duration{}
+	for _, s := range samples {
+		sec := int(s.Due / time.Second)
+		bySecond[sec] = append(bySecond[sec], s.Took)
+	}
+	out := make([]WindowStats, 0, len(bySecond))
+	for sec, took := range bySecond {
+		out = append(out, WindowStats{Second: sec, LatencyStats: Summarize(took)})
+	}
+	slices.SortFunc(out, func(a, b WindowStats) int { return a.Second - b.Second })
+	return out
+}
+
 // Percentile returns the nearest-rank p-th percentile (0 < p <= 100) of sorted samples.
 func Percentile(sorted []time.Duration, p float64) time.Duration {
 	if len(sorted) == 0 {

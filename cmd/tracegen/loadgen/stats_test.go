@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,5 +172,44 @@ func TestFixedRateCountsMissedRequests(t *testing.T) {
 	// The last request sent was due early and took 150 ms; the missed ones waited up to the end.
 	if res.Latency.Max < 300 {
 		t.Errorf("max latency %.0f ms: the missed requests' wait is not in it", res.Latency.Max)
+	}
+	// All 50 fell due in the first second, the missed ones too.
+	if len(res.Timeline) != 1 || res.Timeline[0].Second != 0 || res.Timeline[0].Count != 50 || res.Timeline[0].Max != res.Latency.Max {
+		t.Errorf("timeline %+v: want one window, second 0, every request in it, the run's max", res.Timeline)
+	}
+}
+
+// TestTimeline: requests are grouped by the second they fell due in, whenever they finished,
+// and each second is summarized on its own.
+func TestTimeline(t *testing.T) {
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	tests := []struct {
+		name    string
+		samples []Timed
+		want    []WindowStats
+	}{
+		{name: "none", samples: nil, want: []WindowStats{}},
+		{
+			name: "gaps are left out, order is by second",
+			samples: []Timed{
+				{Due: ms(3200), Took: ms(1)},
+				{Due: ms(100), Took: ms(2)},
+				{Due: ms(999), Took: ms(4)}, // due in second 0, finished in second 1
+				{Due: ms(1000), Took: ms(8)},
+			},
+			want: []WindowStats{
+				{Second: 0, LatencyStats: LatencyStats{Count: 2, Mean: 3, Min: 2, P50: 2, P90: 4, P99: 4, P999: 4, Max: 4}},
+				{Second: 1, LatencyStats: LatencyStats{Count: 1, Mean: 8, Min: 8, P50: 8, P90: 8, P99: 8, P999: 8, Max: 8}},
+				{Second: 3, LatencyStats: LatencyStats{Count: 1, Mean: 1, Min: 1, P50: 1, P90: 1, P99: 1, P999: 1, Max: 1}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Timeline(tt.samples)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Timeline = %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
