@@ -2,7 +2,10 @@ package bufferprocessor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 )
@@ -272,4 +276,95 @@ func TestQueuePushForm(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, got.SpanCount())
 	assert.Equal(t, "1", got.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Name())
+}
+
+// sizeRecorder is a next consumer that records the span count of every call, failed or not, and
+// fails a call when failFn says so.
+type sizeRecorder struct {
+	rec    *recorder
+	failFn func(call int) error // call counts from 1
+	mu     sync.Mutex
+	sizes  []int
+}
+
+func (c *sizeRecorder) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (c *sizeRecorder) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	c.mu.Lock()
+	c.sizes = append(c.sizes, td.SpanCount())
+	call := len(c.sizes)
+	c.mu.Unlock()
+	if err := c.failFn(call); err != nil {
+		return err
+	}
+	return c.rec.ConsumeTraces(ctx, td)
+}
+
+func (c *sizeRecorder) calls() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.sizes)
+}
+
+// TestProbesSendAFewSpans: while the next consumer fails, the backlog's probes carry at most
+// probeSpans spans, not the whole batch (the exporter would encode all of it for nothing); the
+// probe that succeeds is followed at once by the rest, and every span arrives once.
+func TestProbesSendAFewSpans(t *testing.T) {
+	cfg := memCfg()
+	cfg.Threads, cfg.MaxBatchSpans = 1, 0
+	cfg.Retry = RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond}
+	var down atomic.Bool
+	down.Store(true)
+	next := &sizeRecorder{rec: newRecorder(), failFn: func(int) error {
+		if down.Load() {
+			return errDown
+		}
+		return nil
+	}}
+	h := start(t, cfg, next, nil)
+	const spans = 500
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(0, spans)...)))
+	require.Eventually(t, func() bool { return len(next.calls()) >= 5 }, 10*time.Second, time.Millisecond)
+	down.Store(false)
+	next.rec.waitDistinct(t, spans)
+	h.shutdown(t)
+	assert.Zero(t, next.rec.checkAll(t, rangeIDs(0, spans)), "no span twice")
+
+	calls := next.calls()
+	assert.Equal(t, spans, calls[0], "the first attempt is the whole batch")
+	n := len(calls)
+	for i, c := range calls[1 : n-1] {
+		assert.LessOrEqual(t, c, probeSpans, "call %d of %v: a probe carried the whole batch", i+1, calls)
+	}
+	assert.Equal(t, spans-probeSpans, calls[n-1], "after the probe that succeeded, the rest in one call")
+	assert.Equal(t, []int{probeSpans, spans - probeSpans}, next.rec.calls, "delivered: the probe, then the rest")
+	assert.False(t, h.p.q.backlog.Load(), "the probe's success ended the backlog")
+}
+
+// TestRefusedProbeDropsOnlyItsSpans: a probe the next consumer refuses permanently drops its own
+// spans (counted), and the rest of the batch is tried at once.
+func TestRefusedProbeDropsOnlyItsSpans(t *testing.T) {
+	cfg := memCfg()
+	cfg.Threads, cfg.MaxBatchSpans = 1, 0
+	cfg.Retry = RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond}
+	next := &sizeRecorder{rec: newRecorder(), failFn: func(call int) error {
+		switch call {
+		case 1:
+			return errDown // the first attempt: retryable, so the next call is a probe
+		case 2:
+			return consumererror.NewPermanent(errors.New("mapping conflict"))
+		}
+		return nil
+	}}
+	h := start(t, cfg, next, nil)
+	const spans = 200
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(0, spans)...)))
+	next.rec.waitDistinct(t, spans-probeSpans)
+	h.shutdown(t)
+
+	calls := next.calls()
+	require.Len(t, calls, 3, "%v: the first attempt, the refused probe, the rest", calls)
+	assert.Equal(t, []int{spans, probeSpans, spans - probeSpans}, calls)
+	assert.Equal(t, spans-probeSpans, next.rec.distinct(), "the rest arrived, the probe's spans did not")
+	assert.Equal(t, int64(probeSpans), h.sum(t, "processor_buffer_dropped_spans", reasonPermanent), "the refused probe's spans are counted")
 }

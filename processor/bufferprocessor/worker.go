@@ -170,25 +170,41 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 	bo := newBackoff(p.cfg.Retry)
 	probe := false // the attempt is the backlog's probe
 	for {
-		err := p.next.ConsumeTraces(p.deliverCtx, *td)
-		if err != nil && p.deliverCtx.Err() != nil {
-			// Shutdown's deadline cancelled the delivery: whatever the error says (permanent, or
-			// max_elapsed running out now), the batch goes to disk when there is storage.
-			return partStopped
-		}
-		if err == nil {
-			p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
-			if p.backlog.succeeded(probe) {
-				p.q.backlog.Store(false)
-				p.logger.Debug("A delivery succeeded: queued batches stay decoded again")
+		var err error
+		if probe && spans > probeSpans {
+			var outcome headOutcome
+			switch outcome, err = p.probeWithHead(td); outcome {
+			case headAccepted:
+				spans, probe = int64(td.SpanCount()), false
+				continue // the rest at once: the next consumer is back
+			case headRefused:
+				spans, probe = int64(td.SpanCount()), false
+				continue // the next consumer answered: the rest is tried as it is
+			case headStopped:
+				return partStopped
 			}
-			return partAccepted
-		}
-		if consumererror.IsPermanent(err) {
-			p.backlog.abandonProbe(probe, time.Now())
-			p.countDrop(reasonPermanent, spans)
-			p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", spans), zap.Error(err))
-			return partDropped
+			// headFailed: the probe failed with a retryable error; the batch waits as below.
+		} else {
+			err = p.next.ConsumeTraces(p.deliverCtx, *td)
+			if err != nil && p.deliverCtx.Err() != nil {
+				// Shutdown's deadline cancelled the delivery: whatever the error says (permanent, or
+				// max_elapsed running out now), the batch goes to disk when there is storage.
+				return partStopped
+			}
+			if err == nil {
+				p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
+				if p.backlog.succeeded(probe) {
+					p.q.backlog.Store(false)
+					p.logger.Debug("A delivery succeeded: queued batches stay decoded again")
+				}
+				return partAccepted
+			}
+			if consumererror.IsPermanent(err) {
+				p.backlog.abandonProbe(probe, time.Now())
+				p.countDrop(reasonPermanent, spans)
+				p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", spans), zap.Error(err))
+				return partDropped
+			}
 		}
 		recovered := p.enterBacklog(probe)
 		wait, again := bo.next(time.Since(start))
@@ -203,6 +219,50 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 			return outcome
 		}
 	}
+}
+
+// probeSpans bounds what a probe sends. A probe asks whether the next consumer is back, and a
+// few spans answer that as well as thousands; the Elasticsearch exporter encodes whatever it is
+// given before it finds the cluster gone, so a whole 2,048-span batch cost a core ~30 ms at every
+// probe while clients waited for it (docs/benchmarks.md, "Elasticsearch down: the backlog").
+const probeSpans = 64
+
+// headOutcome is how a probe made with a batch's first spans ended.
+type headOutcome int
+
+const (
+	headAccepted headOutcome = iota // delivered, and removed from the batch: the backlog is over
+	headRefused                     // refused permanently: dropped (counted), removed from the batch
+	headFailed                      // a retryable error: back in the batch, the probe failed
+	headStopped                     // shutdown: back in the batch
+)
+
+// probeWithHead makes the backlog's probe with the first probeSpans spans of *td instead of the
+// whole batch. Spans that go back to *td go to its end (a batch has no order).
+func (p *bufferProcessor) probeWithHead(td *ptrace.Traces) (headOutcome, error) {
+	head := moveLeadingSpans(*td, probeSpans)
+	defer pref.UnrefTraces(head)
+	n := int64(head.SpanCount())
+	err := p.next.ConsumeTraces(p.deliverCtx, head)
+	switch {
+	case err == nil:
+		p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, n)
+		if p.backlog.succeeded(true) {
+			p.q.backlog.Store(false)
+			p.logger.Debug("The backlog's probe succeeded: queued batches stay decoded again")
+		}
+		return headAccepted, nil
+	case p.deliverCtx.Err() != nil:
+		head.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+		return headStopped, err
+	case consumererror.IsPermanent(err):
+		p.backlog.abandonProbe(true, time.Now())
+		p.countDrop(reasonPermanent, n)
+		p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", n), zap.Error(err))
+		return headRefused, err
+	}
+	head.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	return headFailed, err
 }
 
 func (p *bufferProcessor) countExhausted(spans int64, err error) {
