@@ -192,17 +192,11 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 				return partStopped
 			}
 			if err == nil {
-				p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
-				if p.backlog.succeeded(probe) {
-					p.q.backlog.Store(false)
-					p.logger.Debug("A delivery succeeded: queued batches stay decoded again")
-				}
+				p.accepted(spans, probe)
 				return partAccepted
 			}
 			if consumererror.IsPermanent(err) {
-				p.backlog.abandonProbe(probe, time.Now())
-				p.countDrop(reasonPermanent, spans)
-				p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", spans), zap.Error(err))
+				p.refused(spans, probe, err)
 				return partDropped
 			}
 		}
@@ -246,23 +240,33 @@ func (p *bufferProcessor) probeWithHead(td *ptrace.Traces) (headOutcome, error) 
 	err := p.next.ConsumeTraces(p.deliverCtx, head)
 	switch {
 	case err == nil:
-		p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, n)
-		if p.backlog.succeeded(true) {
-			p.q.backlog.Store(false)
-			p.logger.Debug("The backlog's probe succeeded: queued batches stay decoded again")
-		}
+		p.accepted(n, true)
 		return headAccepted, nil
 	case p.deliverCtx.Err() != nil:
 		head.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 		return headStopped, err
 	case consumererror.IsPermanent(err):
-		p.backlog.abandonProbe(true, time.Now())
-		p.countDrop(reasonPermanent, n)
-		p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", n), zap.Error(err))
+		p.refused(n, true, err)
 		return headRefused, err
 	}
 	head.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 	return headFailed, err
+}
+
+// accepted counts spans the next consumer accepted; a success ends the backlog (see backlog).
+func (p *bufferProcessor) accepted(spans int64, probe bool) {
+	p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
+	if p.backlog.succeeded(probe) {
+		p.q.backlog.Store(false)
+		p.logger.Debug("A delivery succeeded: queued batches stay decoded again")
+	}
+}
+
+// refused drops and counts spans the next consumer refused permanently.
+func (p *bufferProcessor) refused(spans int64, probe bool, err error) {
+	p.backlog.abandonProbe(probe, time.Now())
+	p.countDrop(reasonPermanent, spans)
+	p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", spans), zap.Error(err))
 }
 
 func (p *bufferProcessor) countExhausted(spans int64, err error) {
