@@ -407,35 +407,31 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if e := setupErr.Load(); e != nil {
 		return nil, *e
 	}
-	var missed []time.Duration
 	var timed []Timed
 	for _, r := range results {
 		timed = append(timed, r.timed...)
 	}
+	sent := len(timed)
 	if c.Rate > 0 && !deadline.IsZero() {
 		// Requests due before the deadline that no client got to send.
-		sent := 0
-		for _, r := range results {
-			sent += len(r.timed)
-		}
 		for k := sent; ; k++ {
 			due := start.Add(time.Duration(float64(k) / c.Rate * float64(time.Second)))
 			if !due.Before(deadline) {
 				break
 			}
-			missed = append(missed, end.Sub(due))
 			timed = append(timed, Timed{Due: due.Sub(start), Took: end.Sub(due)})
 		}
 	}
 	out := &Result{Protocol: c.Protocol, Target: c.Target, Concurrency: c.Concurrency, SpansPerRequest: c.Spans, Rate: c.Rate,
 		Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds()}
-	var all, ok []time.Duration
+	all := make([]time.Duration, len(timed)) // the missed requests too
+	for i, t := range timed {
+		all[i] = t.Took
+	}
+	var ok []time.Duration
 	seen := map[string]bool{}
 	out.Status.Codes = map[string]int{}
 	for _, r := range results {
-		for _, t := range r.timed {
-			all = append(all, t.Took)
-		}
 		ok = append(ok, r.ok...)
 		out.Status.add(r.status)
 		out.Bytes += r.bytes
@@ -448,9 +444,9 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			}
 		}
 	}
-	out.Requests = len(all)
-	out.Status.Missed = len(missed)
-	out.Latency = Summarize(append(all, missed...))
+	out.Requests = sent
+	out.Status.Missed = len(timed) - sent
+	out.Latency = Summarize(all)
 	out.LatencyOK = Summarize(ok)
 	out.Timeline = Timeline(timed)
 	if out.Requests > 0 {

@@ -735,8 +735,8 @@ func (l *Log) Corrupt() int64 {
 // Before its fsync the leader yields once (gathering): appends that are ready to run write first
 // and wait for the same fsync. Without it a group held one write when the collector has a single
 // P (GOMAXPROCS=1, one core): the fsync syscall keeps its P, so no other append runs until it
-// returns, and every request paid an fsync of its own (docs/benchmarks.md, "Durability"). When
-// nothing else is runnable the yield returns at once.
+// returns, and every request paid an fsync of its own (docs/benchmarks.md, "fsync always: one
+// write per fsync"). When nothing else is runnable the yield returns at once.
 func (l *Log) waitSynced(seq uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
