@@ -1,11 +1,12 @@
 // Command tracegen is tracegate's load generator: it sends pre-encoded traces over one or more
 // protocols (ddtrace v0.4/v0.5, Jaeger Thrift HTTP and UDP compact, Zipkin v2 JSON and proto,
 // OTLP HTTP and gRPC) from many concurrent clients, each request a fresh trace, and reports
-// throughput, per-request latency (mean, p50, p99, max) and status counts.
+// throughput, per-request latency (mean, p50, p99, max, and per second of the run) and status counts.
 //
 //	tracegen -protocol otlp-http                       # 100 clients x 1000 requests x 10 spans to localhost:4318
 //	tracegen -protocol all -c 10 -n 50                 # every protocol on its standard port
 //	tracegen -protocol zipkin-json -target host:9411 -rate 2000 -duration 60s -json out.json
+//	tracegen -protocol otlp-grpc -rate 1301 -duration 30s -timeline  # p50/p99/max of each second
 package main
 
 import (
