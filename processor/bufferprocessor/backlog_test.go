@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -278,34 +276,6 @@ func TestQueuePushForm(t *testing.T) {
 	assert.Equal(t, "1", got.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Name())
 }
 
-// sizeRecorder is a next consumer that records the span count of every call, failed or not, and
-// fails a call when failFn says so.
-type sizeRecorder struct {
-	rec    *recorder
-	failFn func(call int) error // call counts from 1
-	mu     sync.Mutex
-	sizes  []int
-}
-
-func (c *sizeRecorder) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
-
-func (c *sizeRecorder) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	c.mu.Lock()
-	c.sizes = append(c.sizes, td.SpanCount())
-	call := len(c.sizes)
-	c.mu.Unlock()
-	if err := c.failFn(call); err != nil {
-		return err
-	}
-	return c.rec.ConsumeTraces(ctx, td)
-}
-
-func (c *sizeRecorder) calls() []int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.sizes)
-}
-
 // TestProbesSendAFewSpans: while the next consumer fails, the backlog's probes carry at most
 // probeSpans spans, not the whole batch (the exporter would encode all of it for nothing); the
 // probe that succeeds is followed at once by the rest, and every span arrives once.
@@ -315,29 +285,30 @@ func TestProbesSendAFewSpans(t *testing.T) {
 	cfg.Retry = RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond}
 	var down atomic.Bool
 	down.Store(true)
-	next := &sizeRecorder{rec: newRecorder(), failFn: func(int) error {
+	next := newRecorder()
+	next.failFn = func(int) error {
 		if down.Load() {
 			return errDown
 		}
 		return nil
-	}}
+	}
 	h := start(t, cfg, next, nil)
 	const spans = 500
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(0, spans)...)))
-	require.Eventually(t, func() bool { return len(next.calls()) >= 5 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return len(next.attemptSizes()) >= 5 }, 10*time.Second, time.Millisecond)
 	down.Store(false)
-	next.rec.waitDistinct(t, spans)
+	next.waitDistinct(t, spans)
 	h.shutdown(t)
-	assert.Zero(t, next.rec.checkAll(t, rangeIDs(0, spans)), "no span twice")
+	assert.Zero(t, next.checkAll(t, rangeIDs(0, spans)), "no span twice")
 
-	calls := next.calls()
+	calls := next.attemptSizes()
 	assert.Equal(t, spans, calls[0], "the first attempt is the whole batch")
 	n := len(calls)
 	for i, c := range calls[1 : n-1] {
 		assert.LessOrEqual(t, c, probeSpans, "call %d of %v: a probe carried the whole batch", i+1, calls)
 	}
 	assert.Equal(t, spans-probeSpans, calls[n-1], "after the probe that succeeded, the rest in one call")
-	assert.Equal(t, []int{probeSpans, spans - probeSpans}, next.rec.calls, "delivered: the probe, then the rest")
+	assert.Equal(t, []int{probeSpans, spans - probeSpans}, next.calls, "delivered: the probe, then the rest")
 	assert.False(t, h.p.q.backlog.Load(), "the probe's success ended the backlog")
 }
 
@@ -347,7 +318,8 @@ func TestRefusedProbeDropsOnlyItsSpans(t *testing.T) {
 	cfg := memCfg()
 	cfg.Threads, cfg.MaxBatchSpans = 1, 0
 	cfg.Retry = RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond}
-	next := &sizeRecorder{rec: newRecorder(), failFn: func(call int) error {
+	next := newRecorder()
+	next.failFn = func(call int) error {
 		switch call {
 		case 1:
 			return errDown // the first attempt: retryable, so the next call is a probe
@@ -355,16 +327,16 @@ func TestRefusedProbeDropsOnlyItsSpans(t *testing.T) {
 			return consumererror.NewPermanent(errors.New("mapping conflict"))
 		}
 		return nil
-	}}
+	}
 	h := start(t, cfg, next, nil)
 	const spans = 200
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(0, spans)...)))
-	next.rec.waitDistinct(t, spans-probeSpans)
+	next.waitDistinct(t, spans-probeSpans)
 	h.shutdown(t)
 
-	calls := next.calls()
+	calls := next.attemptSizes()
 	require.Len(t, calls, 3, "%v: the first attempt, the refused probe, the rest", calls)
 	assert.Equal(t, []int{spans, probeSpans, spans - probeSpans}, calls)
-	assert.Equal(t, spans-probeSpans, next.rec.distinct(), "the rest arrived, the probe's spans did not")
+	assert.Equal(t, spans-probeSpans, next.distinct(), "the rest arrived, the probe's spans did not")
 	assert.Equal(t, int64(probeSpans), h.sum(t, "processor_buffer_dropped_spans", reasonPermanent), "the refused probe's spans are counted")
 }

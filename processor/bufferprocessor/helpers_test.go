@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -53,12 +54,13 @@ func rangeIDs(from, n int) []int {
 
 // recorder is the next consumer: it records delivered span names and can fail or block.
 type recorder struct {
-	mu     sync.Mutex
-	seen   map[string]int
-	calls  []int // spans per successful call
-	failFn func(call int) error
-	n      atomic.Int64
-	gate   chan struct{} // when non-nil, every call waits for it (or the context)
+	mu       sync.Mutex
+	seen     map[string]int
+	calls    []int // spans per successful call
+	attempts []int // spans per call, failed or not
+	failFn   func(call int) error
+	n        atomic.Int64
+	gate     chan struct{} // when non-nil, every call waits for it (or the context)
 }
 
 func newRecorder() *recorder { return &recorder{seen: map[string]int{}} }
@@ -67,6 +69,9 @@ func (r *recorder) Capabilities() consumer.Capabilities { return consumer.Capabi
 
 func (r *recorder) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	call := int(r.n.Add(1))
+	r.mu.Lock()
+	r.attempts = append(r.attempts, td.SpanCount())
+	r.mu.Unlock()
 	if r.gate != nil {
 		select {
 		case <-r.gate:
@@ -93,6 +98,13 @@ func (r *recorder) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 		}
 	}
 	return nil
+}
+
+// attemptSizes returns the span count of every call so far, failed or not.
+func (r *recorder) attemptSizes() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.attempts)
 }
 
 func (r *recorder) distinct() int {
