@@ -174,12 +174,11 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 		if probe && spans > probeSpans {
 			var outcome headOutcome
 			switch outcome, err = p.probeWithHead(td); outcome {
-			case headAccepted:
+			case headAccepted, headRefused:
+				// The next consumer answered (it is back, or refused those spans for good): the
+				// rest of the batch is tried at once.
 				spans, probe = int64(td.SpanCount()), false
-				continue // the rest at once: the next consumer is back
-			case headRefused:
-				spans, probe = int64(td.SpanCount()), false
-				continue // the next consumer answered: the rest is tried as it is
+				continue
 			case headStopped:
 				return partStopped
 			}
