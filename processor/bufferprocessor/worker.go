@@ -157,7 +157,7 @@ type partOutcome int
 
 const (
 	partAccepted partOutcome = iota
-	partDropped              // refused permanently or max_elapsed ran out: counted and logged
+	partDropped              // all or some of it refused permanently, or max_elapsed ran out: counted and logged
 	partStopped              // shutdown stopped it
 )
 
@@ -168,13 +168,15 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 	spans := int64(td.SpanCount())
 	start := time.Now()
 	bo := newBackoff(p.cfg.Retry)
-	probe := false // the attempt is the backlog's probe
+	probe := false       // the attempt is the backlog's probe
+	headDropped := false // a probe's spans were refused permanently: the part is not accepted whole
 	for {
 		var err error
 		if probe && spans > probeSpans {
 			var outcome headOutcome
 			switch outcome, err = p.probeWithHead(td); outcome {
 			case headAccepted, headRefused:
+				headDropped = headDropped || outcome == headRefused
 				// The next consumer answered (it is back, or refused those spans for good): the
 				// rest of the batch is tried at once.
 				spans, probe = int64(td.SpanCount()), false
@@ -192,6 +194,9 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 			}
 			if err == nil {
 				p.accepted(spans, probe)
+				if headDropped {
+					return partDropped
+				}
 				return partAccepted
 			}
 			if consumererror.IsPermanent(err) {
