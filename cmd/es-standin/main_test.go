@@ -12,7 +12,7 @@ func TestRunRefusesContradictoryFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"count-only with record", []string{"-listen", "127.0.0.1:0", "-count-only", "-record", t.TempDir() + "/docs.jsonl"}, "exclude each other"},
+		{"count-only with record", []string{"-listen", "127.0.0.1:0", "-count-only", "-record", t.TempDir() + "/docs.jsonl"}, "CountOnly excludes"},
 		{"bad faults", []string{"-listen", "127.0.0.1:0", "-faults", "{"}, "-faults"},
 	}
 	for _, tt := range tests {
