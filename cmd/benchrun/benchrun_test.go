@@ -113,7 +113,8 @@ func TestOverlayMovesEveryListener(t *testing.T) {
 }
 
 // TestBenchConfigsFollowDefault: the memory mode measures configs/default.yaml without the disk,
-// so its processors, pipeline and exporter must stay those of default.yaml (credentials aside).
+// so its processors, pipeline, exporter and internal-traces setting must stay those of
+// default.yaml (credentials aside); the floor measures its receivers with the same telemetry.
 func TestBenchConfigsFollowDefault(t *testing.T) {
 	load := func(path string) map[string]any {
 		t.Helper()
@@ -135,7 +136,7 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 		}
 		return v
 	}
-	def, mem := load("configs/default.yaml"), load("configs/bench/tracegate-memory.yaml")
+	def, mem, floor := load("configs/default.yaml"), load("configs/bench/tracegate-memory.yaml"), load("configs/bench/floor.yaml")
 	defBuffer := maps.Clone(get(def, "processors", "buffer").(map[string]any))
 	delete(defBuffer, "storage")
 	defES := maps.Clone(get(def, "exporters", "elasticsearch").(map[string]any))
@@ -152,6 +153,10 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 		{"processors::elasticmapping", get(def, "processors", "elasticmapping"), get(mem, "processors", "elasticmapping")},
 		{"exporters::elasticsearch (without credentials)", defES, get(mem, "exporters", "elasticsearch")},
 		{"the traces pipeline's processors", get(def, "service", "pipelines", "traces", "processors"), get(mem, "service", "pipelines", "traces", "processors")},
+		// The collector's own traces cost the HTTP receivers up to a third of their throughput
+		// (docs/benchmarks.md, "Internal traces off").
+		{"service::telemetry::traces", get(def, "service", "telemetry", "traces"), get(mem, "service", "telemetry", "traces")},
+		{"service::telemetry::traces (floor)", get(def, "service", "telemetry", "traces"), get(floor, "service", "telemetry", "traces")},
 	} {
 		if !reflect.DeepEqual(c.def, c.mem) {
 			t.Errorf("%s differs:\n default.yaml:         %v\n bench memory config: %v", c.name, c.def, c.mem)
