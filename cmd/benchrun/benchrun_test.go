@@ -153,7 +153,7 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 		{"processors::elasticmapping", get(def, "processors", "elasticmapping"), get(mem, "processors", "elasticmapping")},
 		{"exporters::elasticsearch (without credentials)", defES, get(mem, "exporters", "elasticsearch")},
 		{"the traces pipeline's processors", get(def, "service", "pipelines", "traces", "processors"), get(mem, "service", "pipelines", "traces", "processors")},
-		// The collector's own traces cost the HTTP receivers up to a third of their throughput
+		// Recording the collector's own traces cost the HTTP receivers up to a quarter of their throughput
 		// (docs/benchmarks.md, "Internal traces off").
 		{"service::telemetry::traces", get(def, "service", "telemetry", "traces"), get(mem, "service", "telemetry", "traces")},
 		{"service::telemetry::traces (floor)", get(def, "service", "telemetry", "traces"), get(floor, "service", "telemetry", "traces")},
