@@ -11,12 +11,14 @@ CONFIGS    = $(wildcard configs/*.yaml)
 PKGS       = ./...
 TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: bench-tools bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-faults bench-sweep es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench bench-go clean help
+.PHONY: bench-tools generate-stock es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench-go clean help
 
 all: build
 
 help: ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | \
+		sed -e 's|$$(VERSION)|$(VERSION)|g' -e 's|$$(IMAGE)|$(IMAGE)|g' | expand -t 20
+	@$(foreach b,$(BENCH_RUNS),printf '%-20s%s -> %s\n' '$(b)' "$($(b)_HELP)" '$(call bench_results,$(b))';)
 
 build: ## build bin/tracegate (version $(VERSION), from builder-config.yaml) from the committed cmd/tracegate
 	@# No -trimpath: it would compile every dependency a second time (the tests build them without
@@ -26,8 +28,8 @@ build: ## build bin/tracegate (version $(VERSION), from builder-config.yaml) fro
 
 STOCK_BINARY = bin/tracegate-stock
 
-build-stock: ## build bin/tracegate-stock (stock components only: the benchmarks' baseline) from the committed cmd/tracegate-stock
-	cd cmd/tracegate-stock && $(GO) build -ldflags "-s -w" -o ../../$(STOCK_BINARY) .
+build-stock: ## build bin/tracegate-stock (stock components only: the benchmarks' baseline) from the committed bench/tracegate-stock
+	cd bench/tracegate-stock && $(GO) build -ldflags "-s -w" -o ../../$(STOCK_BINARY) .
 	@./$(STOCK_BINARY) --version
 
 generate: ## regenerate cmd/tracegate with ocb and every component's internal/metadata with mdatagen
@@ -35,11 +37,15 @@ generate: ## regenerate cmd/tracegate with ocb and every component's internal/me
 	$(GO) generate ./receiver/... ./processor/...
 	@gofmt -w receiver processor
 
-GENERATED = cmd/tracegate receiver processor
+generate-stock: ## regenerate bench/tracegate-stock (the benchmarks' baseline) with ocb from bench/builder-config.stock.yaml
+	$(TOOLS) builder --config bench/builder-config.stock.yaml --skip-compilation
+	@gofmt -w bench/tracegate-stock
 
-check-generated: generate ## fail when generated code (cmd/tracegate, internal/metadata, documentation.md) is stale
+GENERATED = cmd/tracegate bench/tracegate-stock receiver processor
+
+check-generated: generate generate-stock ## fail when generated code (both ocb outputs, internal/metadata, documentation.md) is stale
 	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run 'make generate' and commit them"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- $(GENERATED) | grep -v '^?? cmd/tracegate/tracegate$$')" || \
+	@test -z "$$(git status --porcelain --untracked-files=all -- $(GENERATED) | grep -v -E '^\?\? (cmd/tracegate/tracegate|bench/tracegate-stock/tracegate-stock)$$')" || \
 		{ git status --porcelain -- $(GENERATED); echo "uncommitted generated files"; exit 1; }
 
 lint: ## gofmt (our code; generated cmd/tracegate excluded), go vet (every module)
@@ -85,7 +91,7 @@ fuzz: ## run every fuzz test for FUZZTIME each (default 3s)
 test: lint check-generated validate-configs unit-test fuzz e2e-test helm-test ## everything CI runs
 
 demo: build ## stand-in + tracegate on the standard ports, traces over every protocol, counts per protocol
-	$(GO) run ./cmd/tracegate-demo
+	$(GO) run ./internal/testbed/cmd/tracegate-demo
 
 run: build ## run tracegate with configs/default.yaml (ELASTICSEARCH_URL, default http://localhost:9200; buffer in TRACEGATE_BUFFER_DIR, default bin/buffer)
 	mkdir -p $${TRACEGATE_BUFFER_DIR:-bin/buffer}
@@ -95,50 +101,62 @@ es-setup: ## install the templates a mapping needs: make es-setup MODE=ecs|plain
 	$(GO) run ./cmd/tracegate-es-setup --mode $(or $(MODE),otel)
 
 es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:9200
-	$(GO) run ./cmd/es-standin
+	$(GO) run ./internal/testbed/cmd/es-standin
 
+# The pipeline benchmarks, one row each: <target>_ARGS (benchrun flags), _TITLE (the heading of
+# the section of docs/benchmarks.md it rewrites), _HELP. Each writes bench/results/<name>.jsonl
+# (<name> is the target without "bench-"; `make bench` writes pipeline.jsonl). The rate-limited
+# runs read the saturation rates `make bench` measured. Long; not part of `make test`.
 BENCH_FLAGS ?=
-bench: bench-tools ## pipeline benchmark, tracegate vs stock per protocol x mode -> docs/benchmarks.md/.json (BENCH_FLAGS=-quick for a short run)
-	BENCH_COMMAND="make bench BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun $(BENCH_FLAGS)
+BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep
+
+bench_ARGS  =
+bench_TITLE = Pipeline benchmarks
+bench_HELP  = tracegate vs stock per protocol x mode at the Datakit load (BENCH_FLAGS=-quick for a short run)
+bench-disk_ARGS  = -modes overflow,write_ahead
+bench-disk_TITLE = Pipeline benchmarks, disk modes
+bench-disk_HELP  = the disk modes (overflow, write_ahead) vs stock's persistent queue
+bench-durability_ARGS  = -sweep bench/configs/durability.yaml -protocols otlp-grpc,otlp-http -duration 30s
+bench-durability_TITLE = Durability: the cost of fsync
+bench-durability_HELP  = write_ahead with and without fsync vs stock's persistent queue
+bench-memory_ARGS  = -sweep bench/configs/memory.yaml -protocols otlp-grpc,ddtrace-v0.4
+bench-memory_TITLE = Memory mode: peak RSS against buffer and batch size
+bench-memory_HELP  = memory mode: peak RSS against buffer size and batch size
+bench-latency_ARGS  = -rate-fraction 0.5 -modes nobuffer,memory -duration 30s -collectors tracegate,stock,floor
+bench-latency_TITLE = Latency at half of stock's saturation rate
+bench-latency_HELP  = p99 latency at half of stock's saturation rate, beside the receivers-only floor
+bench-latency-2p_ARGS  = $(bench-latency_ARGS) -collector-env GOMAXPROCS=2
+bench-latency-2p_TITLE = Latency at half saturation with GOMAXPROCS=2
+bench-latency-2p_HELP  = bench-latency with GOMAXPROCS=2 (what Go picks in a container limited to 1 CPU)
+bench-es-slow_ARGS  = -rate-fraction 0.5 -es-latency 500ms -modes overflow,memory -protocols otlp-http,otlp-grpc -duration 30s
+bench-es-slow_TITLE = Elasticsearch slow: 500 ms per bulk
+bench-es-slow_HELP  = half saturation rate, Elasticsearch answering each bulk after 500 ms
+bench-es-down_ARGS  = -rate-fraction 0.5 -es-down -modes overflow,memory -protocols otlp-http,otlp-grpc -duration 30s
+bench-es-down_TITLE = Elasticsearch down during the load
+bench-es-down_HELP  = half saturation rate, Elasticsearch down for the whole load, then up
+bench-sweep_ARGS  = -sweep bench/configs/sweep.yaml -es-latency 20ms -es-jitter 30ms -protocols otlp-grpc -duration 30s
+bench-sweep_TITLE = Sweep
+bench-sweep_HELP  = the configuration sweep behind the defaults, Elasticsearch at 20-50 ms per bulk
+
+bench_results = bench/results/$(if $(filter bench,$(1)),pipeline,$(1:bench-%=%)).jsonl
+
+define BENCH_RULE
+.PHONY: $(1)
+$(1): bench-tools
+	BENCH_COMMAND="make $(1) BENCH_FLAGS='$$(BENCH_FLAGS)'" bin/benchrun $$($(1)_ARGS) \
+		-section "## $$($(1)_TITLE) (make $(1))" -json $(call bench_results,$(1)) $$(BENCH_FLAGS)
+endef
+$(foreach b,$(BENCH_RUNS),$(eval $(call BENCH_RULE,$(b))))
+
+.PHONY: bench-es-faults
+bench-es-faults: bench-es-slow bench-es-down ## bench-es-slow, then bench-es-down
 
 bench-tools: build build-stock
-	$(GO) build -o bin/tracegen ./cmd/tracegen
-	$(GO) build -o bin/benchrun ./cmd/benchrun
-
-# The runs below read or extend what `make bench` measured; each writes its own section of
-# docs/benchmarks.md and its own JSON file. Long; not part of `make test`.
-bench-disk: bench-tools ## the Datakit load in the disk modes (overflow, write_ahead), tracegate vs stock's persistent queue -> its own section
-	BENCH_COMMAND="make bench-disk BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -modes overflow,write_ahead \
-		-section "## Pipeline benchmarks, disk modes (make bench-disk)" -json docs/benchmarks-disk.json $(BENCH_FLAGS)
-
-bench-durability: bench-tools ## write_ahead with and without fsync, tracegate vs stock's persistent queue (configs/bench/durability.yaml)
-	BENCH_COMMAND="make bench-durability BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -sweep configs/bench/durability.yaml \
-		-protocols otlp-grpc,otlp-http -duration 30s -section "## Durability: the cost of fsync (make bench-durability)" -json docs/benchmarks-durability.json $(BENCH_FLAGS)
-
-bench-memory: bench-tools ## memory mode at the Datakit load: peak RSS against buffer size and batch size (configs/bench/memory.yaml)
-	BENCH_COMMAND="make bench-memory BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -sweep configs/bench/memory.yaml \
-		-protocols otlp-grpc,ddtrace-v0.4 -section "## Memory mode: peak RSS against buffer and batch size (make bench-memory)" -json docs/benchmarks-memory.json $(BENCH_FLAGS)
-
-bench-latency: bench-tools ## p99 latency at half of stock's saturation rate (from docs/benchmarks.json), beside the harness's floor (receivers only)
-	BENCH_COMMAND="make bench-latency BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s -collectors tracegate,stock,floor \
-		-section "## Latency at half of stock's saturation rate (make bench-latency)" -json docs/benchmarks-latency.json $(BENCH_FLAGS)
-
-bench-latency-2p: bench-tools ## bench-latency with GOMAXPROCS=2, what Go 1.25+ picks in a container limited to 1 CPU
-	BENCH_COMMAND="make bench-latency-2p BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -rate-fraction 0.5 -modes nobuffer,memory -duration 30s -collector-env GOMAXPROCS=2 -collectors tracegate,stock,floor \
-		-section "## Latency at half saturation with GOMAXPROCS=2 (make bench-latency-2p)" -json docs/benchmarks-latency-2p.json $(BENCH_FLAGS)
-
-bench-es-faults: bench-tools ## at half of stock's saturation rate: client latency and statuses with Elasticsearch slow (500 ms per bulk) and down, tracegate vs stock
-	BENCH_COMMAND="make bench-es-faults" bin/benchrun -rate-fraction 0.5 -es-latency 500ms -modes overflow,memory -protocols otlp-http,otlp-grpc -duration 30s \
-		-section "## Elasticsearch slow: 500 ms per bulk (make bench-es-faults)" -json docs/benchmarks-es-slow.json $(BENCH_FLAGS)
-	BENCH_COMMAND="make bench-es-faults" bin/benchrun -rate-fraction 0.5 -es-down -modes overflow,memory -protocols otlp-http,otlp-grpc -duration 30s \
-		-section "## Elasticsearch down during the load (make bench-es-faults)" -json docs/benchmarks-es-down.json $(BENCH_FLAGS)
-
-bench-sweep: bench-tools ## the configuration sweep behind the defaults (configs/bench/sweep.yaml), Elasticsearch at 20-50 ms per bulk
-	BENCH_COMMAND="make bench-sweep BENCH_FLAGS='$(BENCH_FLAGS)'" bin/benchrun -sweep configs/bench/sweep.yaml -es-latency 20ms -es-jitter 30ms \
-		-protocols otlp-grpc -duration 30s -section "## Sweep (make bench-sweep)" -json docs/benchmarks-sweep.json $(BENCH_FLAGS)
+	$(GO) build -o bin/tracegen ./bench/tracegen
+	$(GO) build -o bin/benchrun ./bench/benchrun
 
 bench-go: ## Go benchmarks of the hot paths (ddtrace decode+translate, HTTP handler, buffer), -benchmem
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./receiver/ddtracereceiver/ ./processor/bufferprocessor/...
 
 clean: ## remove build output
-	rm -rf bin cmd/tracegate/tracegate
+	rm -rf bin cmd/tracegate/tracegate bench/tracegate-stock/tracegate-stock

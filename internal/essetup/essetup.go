@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tracegate/tracegate/configs/elasticsearch"
+	"github.com/tracegate/tracegate/internal/estemplates"
 	"github.com/tracegate/tracegate/internal/esversion"
 )
 
@@ -94,7 +94,7 @@ func Resources(mode string) ([]resource, error) {
 	if _, ok := minVersion[mode]; !ok {
 		return nil, fmt.Errorf("unknown mode %q: want otel, ecs or plain", mode)
 	}
-	entries, err := fs.ReadDir(elasticsearch.Templates, mode)
+	entries, err := fs.ReadDir(estemplates.Templates, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func Resources(mode string) ([]resource, error) {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			body, err := fs.ReadFile(elasticsearch.Templates, path.Join(mode, n))
+			body, err := fs.ReadFile(estemplates.Templates, path.Join(mode, n))
 			if err != nil {
 				return nil, err
 			}

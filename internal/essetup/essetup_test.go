@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tracegate/tracegate/internal/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
 
 // standin runs the Elasticsearch stand-in behind a recorder of Authorization headers.

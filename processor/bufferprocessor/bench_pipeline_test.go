@@ -35,7 +35,7 @@ const fakeESEnv = "TRACEGATE_FAKE_ES_PROCESS"
 
 // fakeESHandler answers like Elasticsearch 8 for what the exporter calls: GET / (version) and
 // POST /_bulk (gzip or not), with the X-Elastic-Product header and one "created" item per
-// document. It does not parse documents (internal/esstandin does, and would dominate the CPU).
+// document. It does not parse documents (internal/testbed/esstandin does, and would dominate the CPU).
 func fakeESHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Elastic-Product", "Elasticsearch")

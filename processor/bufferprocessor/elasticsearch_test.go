@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/exporter"
 
-	"github.com/tracegate/tracegate/internal/esexportertest"
-	"github.com/tracegate/tracegate/internal/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/esexportertest"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
 
 func startStandin(t *testing.T) *esstandin.Server {

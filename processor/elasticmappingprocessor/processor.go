@@ -2,6 +2,7 @@ package elasticmappingprocessor
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/tracegate/tracegate/internal/estemplates"
 	"github.com/tracegate/tracegate/processor/elasticmappingprocessor/internal/metadata"
 )
 
@@ -22,14 +24,21 @@ type mappingProcessor struct {
 	cfg       *Config
 	telemetry *metadata.TelemetryBuilder
 	modeAttr  metric.MeasurementOption
+	// ecsObjects are the top-level fields tracegate's ECS template maps as objects.
+	ecsObjects map[string]bool
 }
 
 func newMappingProcessor(set processor.Settings, cfg *Config) (*mappingProcessor, error) {
+	objects, err := estemplates.ECSObjectFields()
+	if err != nil {
+		return nil, fmt.Errorf("the ECS template's object fields: %w", err)
+	}
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
-	return &mappingProcessor{cfg: cfg, telemetry: tb, modeAttr: metric.WithAttributes(attribute.String("mode", cfg.Mode))}, nil
+	return &mappingProcessor{cfg: cfg, telemetry: tb, ecsObjects: objects,
+		modeAttr: metric.WithAttributes(attribute.String("mode", cfg.Mode))}, nil
 }
 
 func (p *mappingProcessor) shutdown(context.Context) error {
@@ -46,7 +55,7 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	for i := 0; i < rss.Len(); i++ {
 		sss := rss.At(i).ScopeSpans()
 		if ecs {
-			moveScalarsOffECSObjects(rss.At(i).Resource().Attributes())
+			moveScalarsOffECSObjects(p.ecsObjects, rss.At(i).Resource().Attributes())
 		}
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
@@ -57,7 +66,7 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
-				moveScalarsOffECSObjects(span.Attributes())
+				moveScalarsOffECSObjects(p.ecsObjects, span.Attributes())
 				if p.cfg.ECSDuration {
 					addDuration(span)
 				}
@@ -114,21 +123,17 @@ func addErrorFields(span ptrace.Span) bool {
 	return false
 }
 
-// isECSObjectField reports whether name is a top-level field tracegate's ECS template maps as an
-// object (ecsObjectFields). The exporter writes an attribute it does not know under its own name at
-// the top of the document, so an attribute named exactly so with a plain value would put a value
-// where Elasticsearch expects an object, and the whole document is rejected
+// moveScalarsOffECSObjects moves each plain-valued attribute named like one of objects (the
+// top-level fields tracegate's ECS template maps as objects) into that object. The exporter writes
+// an attribute it does not know under its own name at the top of the document, so a plain value
+// there would sit where Elasticsearch expects an object, and the whole document is rejected
 // (mapper_parsing_exception; ignore_malformed does not cover it). Zipkin and Jaeger spans carry
-// such an `error` tag (Brave sets it to the exception message).
-func isECSObjectField(name string) bool { return ecsObjectFields[name] }
-
-// moveScalarsOffECSObjects moves each plain-valued attribute named like an ECS object into that
-// object: an `error` message to error.message (when the span has none), anything else to
+// such an `error` tag (Brave sets it to the exception message). An `error` message to error.message (when the span has none), anything else to
 // <name>.value (or <name>.original, then <name>.valueN, when taken).
-func moveScalarsOffECSObjects(attrs pcommon.Map) {
+func moveScalarsOffECSObjects(objects map[string]bool, attrs pcommon.Map) {
 	var names []string
 	for k, v := range attrs.All() {
-		if isECSObjectField(k) && v.Type() != pcommon.ValueTypeMap {
+		if objects[k] && v.Type() != pcommon.ValueTypeMap {
 			names = append(names, k)
 		}
 	}

@@ -15,8 +15,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/tracegate/tracegate/internal/esexportertest"
-	"github.com/tracegate/tracegate/internal/esstandin"
+	"github.com/tracegate/tracegate/internal/estemplates"
+	"github.com/tracegate/tracegate/internal/testbed/esexportertest"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 	"github.com/tracegate/tracegate/processor/elasticmappingprocessor/internal/metadata"
 )
 
@@ -282,6 +283,8 @@ func TestECSDocumentsHaveObjectsWhereTheTemplateDoes(t *testing.T) {
 func TestECSObjectFieldsFromTheTemplate(t *testing.T) {
 	want := map[string]bool{"data_stream": true, "trace": true, "span": true, "parent": true, "event": true,
 		"service": true, "error": true, "http": true, "url": true, "host": true, "elastic": true}
-	assert.Equal(t, want, ecsObjectFields)
-	assert.False(t, isECSObjectField("@timestamp"), "a date, not an object")
+	got, err := estemplates.ECSObjectFields()
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.False(t, got["@timestamp"], "a date, not an object")
 }

@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/internal/esstandin"
-	"github.com/tracegate/tracegate/internal/tracesend"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/tracesend"
 )
 
 // The real Datadog tracers live outside the root module, so their dependencies never reach the

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/internal/tracesend"
+	"github.com/tracegate/tracegate/internal/testbed/tracesend"
 )
 
 // TestDefaultConfigEveryProtocol sends traces over every stock protocol with real clients through

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/tracegate/tracegate/internal/essetup"
-	"github.com/tracegate/tracegate/internal/esstandin"
-	"github.com/tracegate/tracegate/internal/tracesend"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/tracesend"
 )
 
 // TestElasticsearchVersions runs each documented path through the binary against a stand-in that

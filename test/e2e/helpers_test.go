@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/internal/collectorproc"
-	"github.com/tracegate/tracegate/internal/esstandin"
-	"github.com/tracegate/tracegate/internal/tracesend"
+	"github.com/tracegate/tracegate/internal/testbed/collectorproc"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/tracesend"
 )
 
 // repoRoot is where the Makefile is; the tests run in test/e2e.

@@ -31,7 +31,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"golang.org/x/net/http2"
 
-	"github.com/tracegate/tracegate/internal/tracesend"
+	"github.com/tracegate/tracegate/internal/testbed/tracesend"
 )
 
 // hostileRSSBound bounds tracegate's peak RSS (VmHWM) through every hostile input except nested

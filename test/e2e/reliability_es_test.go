@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/internal/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
 
 // soak reports whether the long versions run (make soak).

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/internal/esstandin"
-	"github.com/tracegate/tracegate/internal/tracesend"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/tracesend"
 )
 
 // procMem is a process's resident memory in bytes: now (VmRSS) and its peak so far (VmHWM).

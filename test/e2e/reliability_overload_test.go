@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/internal/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
 
 // overloadRSSBound: the buffer's memory queue is bounded to 100 batches and 256 MiB serialized

@@ -33,7 +33,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"gopkg.in/yaml.v3"
 
-	"github.com/tracegate/tracegate/internal/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
 
 // testPKI is a CA and a server certificate for 127.0.0.1, generated per test.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/cmd/tracegen/loadgen"
-	"github.com/tracegate/tracegate/internal/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/loadgen"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
 
 // TestTracegenEveryProtocolArrives is the benchmark suite's correctness check (issue 5): a short

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/internal/tracesend"
+	"github.com/tracegate/tracegate/internal/testbed/tracesend"
 )
 
 // TestAgentForwardsLargePayloadsInParts: the chart's two-tier setup, through two tracegate

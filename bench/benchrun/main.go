@@ -1,0 +1,699 @@
+// Command benchrun is `make bench`: it runs the load generator (bin/tracegen) against tracegate and
+// a stock collector build, one protocol and delivery mode at a time, and writes the Datakit-style
+// table with tracegate/stock ratios to docs/benchmarks.md and bench/results/pipeline.jsonl.
+//
+// Each run: the Elasticsearch stand-in in this process (counting only: sources are not parsed, optional latency per
+// bulk), a fresh collector pinned to CPU 0 (taskset -c 0), tracegen pinned to CPU 1 with this
+// process, the collector's CPU % (utime+stime from /proc/<pid>/stat) from the first request until
+// the last span reached the stand-in, its peak RSS (VmHWM), and the end-to-end rate: spans in the
+// stand-in divided by the time from the first request to the last span's arrival.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tracegate/tracegate/internal/testbed/collectorproc"
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/loadgen"
+)
+
+// Modes, in table order.
+var allModes = []string{"nobuffer", "memory", "overflow", "write_ahead"}
+
+// modeConfigs are the configuration files of each collector per mode (paths from the repository
+// root). Stock has no overflow mode: its queue is in memory or on disk.
+var modeConfigs = map[string]map[string]string{
+	"tracegate": {
+		"nobuffer":    "bench/configs/tracegate-nobuffer.yaml",
+		"memory":      "bench/configs/tracegate-memory.yaml",
+		"overflow":    "configs/default.yaml",
+		"write_ahead": "configs/durable.yaml",
+	},
+	"stock": {
+		"nobuffer":    "bench/configs/stock.yaml",
+		"memory":      "bench/configs/stock-memory.yaml",
+		"write_ahead": "bench/configs/stock-write_ahead.yaml",
+	},
+	// floor is bin/tracegate with receivers only: no pipeline behind them, nothing delivered. Its
+	// latency is the floor of the harness itself (receiver, loopback, tracegen, one shared core),
+	// measured once per protocol in the same run as the collectors it bounds.
+	floorCollector: {floorMode: "bench/configs/floor.yaml"},
+}
+
+const (
+	floorCollector = "floor"
+	floorMode      = "none"
+)
+
+// stockProtocols are the protocols the stock build accepts (no ddtrace receiver).
+func stockSupports(protocol string) bool { return !strings.HasPrefix(protocol, "ddtrace") }
+
+type options struct {
+	root                    string
+	tracegate, stock, gen   string
+	protocols, modes, colls []string
+	conc, requests, spans   int
+	rate                    float64
+	duration                time.Duration
+	esLatency, esJitter     time.Duration
+	collectorCPU, clientCPU int
+	stall, maxWait          time.Duration
+	mdPath, jsonPath, label string
+	quick, check, noWrite   bool
+	warmup                  int
+	sets                    []string // --set flags for the collectors
+	command                 string
+	// section is the heading of the Markdown section this run writes.
+	section string
+	// esDown: the stand-in refuses connections while the load runs and comes back after it.
+	esDown bool
+	// rateFraction > 0 offers each protocol this fraction of stock's saturation rate, read from the
+	// report at saturationPath (stock's nobuffer row; ddtrace, which stock lacks: its otlp-http row).
+	rateFraction   float64
+	saturationPath string
+	saturation     *report
+	// variants, from a sweep file, replace the collector x mode loop.
+	variants []variant
+	// profileDir, when set, receives a CPU profile of each collector taken while the load runs
+	// (from its pprof extension), named <collector>-<mode>-<protocol>.pprof.
+	profileDir     string
+	profileSeconds int
+	// collectorEnv is added to both collectors' environment (e.g. GOMAXPROCS=2).
+	collectorEnv []string
+	// featureGates is passed to every collector as --feature-gates (e.g. pdata.useProtoPooling).
+	featureGates string
+}
+
+func main() {
+	if err := mainErr(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr() error {
+	var o options
+	var protocols, modes, colls string
+	flag.StringVar(&o.root, "root", ".", "repository root (configs/ and bin/ are found from it)")
+	flag.StringVar(&o.tracegate, "tracegate", "bin/tracegate", "tracegate binary")
+	flag.StringVar(&o.stock, "stock", "bin/tracegate-stock", "stock collector binary (make build-stock)")
+	flag.StringVar(&o.gen, "tracegen", "bin/tracegen", "load generator binary")
+	flag.StringVar(&protocols, "protocols", "all", "comma-separated protocols or all: "+strings.Join(loadgen.Protocols(), ","))
+	flag.StringVar(&modes, "modes", strings.Join(allModes, ","), "comma-separated delivery modes")
+	flag.StringVar(&colls, "collectors", "tracegate,stock", "collectors to run: tracegate, stock, and floor (tracegate's receivers with no pipeline: the harness's own latency floor, once per protocol)")
+	flag.IntVar(&o.conc, "c", 100, "client concurrency (Datakit: 100 threads)")
+	flag.IntVar(&o.requests, "n", 1000, "requests per client (Datakit: 1000)")
+	flag.IntVar(&o.spans, "spans", 10, "spans per request (Datakit: 10)")
+	flag.Float64Var(&o.rate, "rate", 0, "fixed request rate per run (requests/s); 0: closed loop, as fast as the collector answers")
+	flag.DurationVar(&o.duration, "duration", 0, "send for this long per run instead of -n requests per client")
+	flag.DurationVar(&o.esLatency, "es-latency", 0, "latency the stand-in adds to every bulk request")
+	flag.DurationVar(&o.esJitter, "es-jitter", 0, "up to this much more latency per bulk, at random")
+	flag.IntVar(&o.collectorCPU, "collector-cpu", 0, "CPU the collector is pinned to (taskset -c)")
+	flag.IntVar(&o.clientCPU, "client-cpu", 1, "CPU tracegen and this process (the stand-in) are pinned to; -1: no pinning")
+	flag.DurationVar(&o.stall, "stall", 20*time.Second, "give up waiting for spans after this long without a new one")
+	flag.DurationVar(&o.maxWait, "max-wait", 5*time.Minute, "give up waiting for spans after this long in all")
+	flag.StringVar(&o.mdPath, "md", "docs/benchmarks.md", "Markdown report; only its \"## Pipeline benchmarks (make bench)\" section is replaced")
+	flag.StringVar(&o.jsonPath, "json", "bench/results/pipeline.jsonl", "results file (JSON Lines: the report's header, then one line per run)")
+	flag.StringVar(&o.label, "label", "", "a note printed with the results (e.g. why this run)")
+	flag.BoolVar(&o.quick, "quick", false, "a quick run: 10 clients x 100 requests x 10 spans (overrides -c, -n, -spans)")
+	flag.BoolVar(&o.check, "check", false, "exit non-zero unless every acknowledged span reached the stand-in in every run")
+	flag.IntVar(&o.warmup, "warmup", 5, "warm-up requests per client before each measurement (0: none)")
+	flag.Func("set", "a collector setting, passed on as --set (repeatable), e.g. -set processors::batch::send_batch_size=4096", func(v string) error {
+		o.sets = append(o.sets, v)
+		return nil
+	})
+	flag.BoolVar(&o.noWrite, "no-write", false, "print the table only; write neither report file")
+	flag.StringVar(&o.section, "section", SectionHeading, "heading of the Markdown section to write (other sections are kept)")
+	flag.BoolVar(&o.esDown, "es-down", false, "the stand-in refuses connections while the load runs, and comes back after it")
+	flag.Float64Var(&o.rateFraction, "rate-fraction", 0, "offer this fraction of stock's saturation rate per protocol (read from -saturation)")
+	flag.StringVar(&o.saturationPath, "saturation", "bench/results/pipeline.jsonl", "report of a closed-loop run, for -rate-fraction")
+	var sweepPath string
+	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of each collector, taken while the load runs, into this directory")
+	flag.IntVar(&o.profileSeconds, "profile-seconds", 10, "length of each -profile CPU profile")
+	flag.Func("collector-env", "KEY=VALUE added to the collectors' environment (repeatable), e.g. GOMAXPROCS=2", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		o.collectorEnv = append(o.collectorEnv, v)
+		return nil
+	})
+	flag.StringVar(&o.featureGates, "feature-gates", "", "passed to every collector as --feature-gates, e.g. pdata.useProtoPooling")
+	flag.StringVar(&sweepPath, "sweep", "", "a sweep file (bench/configs/sweep.yaml): run its variants instead of collectors x modes")
+	flag.Parse()
+	o.command = "benchrun " + strings.Join(os.Args[1:], " ")
+	if c := os.Getenv("BENCH_COMMAND"); c != "" {
+		o.command = c
+	}
+	if o.quick {
+		o.conc, o.requests, o.spans = 10, 100, 10
+	}
+	o.protocols = splitList(protocols, loadgen.Protocols())
+	o.modes = splitList(modes, allModes)
+	o.colls = splitList(colls, []string{"tracegate", "stock"})
+	if sweepPath != "" {
+		vs, err := loadSweep(fromRoot(o.root, sweepPath))
+		if err != nil {
+			return err
+		}
+		o.variants = vs
+	}
+	if o.rateFraction > 0 {
+		sat, err := loadReport(fromRoot(o.root, o.saturationPath))
+		if err != nil {
+			return fmt.Errorf("-rate-fraction needs a saturation report: %w", err)
+		}
+		o.saturation = sat
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.clientCPU >= 0 {
+		// This process hosts the stand-in: keep it off the collector's CPU. SchedSetaffinity only
+		// pins the calling thread, so unless the whole process already runs on clientCPU alone,
+		// start again under taskset: every thread then inherits the mask.
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &set); err != nil {
+			return err
+		}
+		if set.Count() != 1 || !set.IsSet(o.clientCPU) {
+			if os.Getenv("BENCHRUN_PINNED") != "" {
+				return fmt.Errorf("could not pin this process to CPU %d", o.clientCPU)
+			}
+			taskset, err := exec.LookPath("taskset")
+			if err != nil {
+				return fmt.Errorf("taskset: %w (util-linux)", err)
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			env := append(os.Environ(), "BENCHRUN_PINNED=1", "BENCH_COMMAND="+o.command)
+			return syscall.Exec(taskset, append([]string{"taskset", "-c", fmt.Sprint(o.clientCPU), self}, os.Args[1:]...), env)
+		}
+	}
+	// The reports are rewritten after every run, so an interrupted benchmark keeps what it measured.
+	save := func(rep *report) error {
+		if o.noWrite {
+			return nil
+		}
+		if err := writeSection(fromRoot(o.root, o.mdPath), o.section, rep.markdown()); err != nil {
+			return err
+		}
+		b, err := encodeResults(rep)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(fromRoot(o.root, o.jsonPath), b, 0o644)
+	}
+	rep, err := benchmark(ctx, o, save)
+	if err != nil {
+		return err
+	}
+	fmt.Print(rep.markdown())
+	if !o.noWrite {
+		fmt.Printf("\nwrote %s and %s\n", o.mdPath, o.jsonPath)
+	}
+	if o.check {
+		var bad []string
+		for _, r := range rep.Runs {
+			if r.Collector == floorCollector {
+				continue // delivers nothing, by design
+			}
+			if r.Error != "" || r.SpansInES < r.Gen.SpansAcked || r.Gen.SpansAcked < r.Gen.SpansSent {
+				bad = append(bad, fmt.Sprintf("%s/%s/%s: sent %d, acknowledged %d, in Elasticsearch %d %s",
+					r.Collector, r.Mode, r.Protocol, r.Gen.SpansSent, r.Gen.SpansAcked, r.SpansInES, r.Error))
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("check failed:\n  %s", strings.Join(bad, "\n  "))
+		}
+		fmt.Println("check: every span arrived in every run")
+	}
+	return nil
+}
+
+// collectorFlags are the collector's command-line flags for --set values and feature gates.
+func collectorFlags(sets []string, featureGates string) []string {
+	var out []string
+	for _, s := range sets {
+		out = append(out, "--set", s)
+	}
+	if featureGates != "" {
+		out = append(out, "--feature-gates", featureGates)
+	}
+	return out
+}
+
+// fromRoot resolves a relative path against the repository root.
+func fromRoot(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+func splitList(v string, all []string) []string {
+	if v == "all" || v == "" {
+		return all
+	}
+	return strings.Split(v, ",")
+}
+
+// benchmark runs every collector x mode x protocol and collects the results.
+func benchmark(ctx context.Context, o options, save func(*report) error) (*report, error) {
+	rep := newReport(o)
+	es, err := esstandin.New(esstandin.Options{CountOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	if err := es.Start("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	defer es.Close()
+	if err := es.SetFaults(esstandin.Faults{Latency: esstandin.Duration(o.esLatency), LatencyJitter: esstandin.Duration(o.esJitter)}); err != nil {
+		return nil, err
+	}
+	for _, j := range jobs(o) {
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		fmt.Fprintf(os.Stderr, "== %s %s %s %s\n", j.coll, j.mode, j.protocol, j.variant.Name)
+		r := runOne(ctx, o, es, j)
+		if r.Error != "" {
+			fmt.Fprintf(os.Stderr, "   error: %s\n", r.Error)
+		}
+		fmt.Fprintf(os.Stderr, "   %s\n", r.oneLine())
+		rep.Runs = append(rep.Runs, r)
+		if err := save(rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// run is one collector x mode x protocol measurement.
+type run struct {
+	Collector string `json:"collector"`
+	Mode      string `json:"mode"`
+	Protocol  string `json:"protocol"`
+	Config    string `json:"config"`
+	// Variant names the sweep variant; Settings are its --set flags.
+	Variant  string   `json:"variant,omitempty"`
+	Settings []string `json:"settings,omitempty"`
+	// Rate is the offered request rate (requests/s); 0: closed loop.
+	Rate float64 `json:"rate,omitempty"`
+	// Gen is tracegen's own result: requests, bytes, latency, statuses.
+	Gen loadgen.Result `json:"generator"`
+	// CPUPercent is the collector's utime+stime over the wall time from the first request to the
+	// last span's arrival (100 = one core busy).
+	CPUPercent float64 `json:"collector_cpu_percent"`
+	PeakRSSMB  float64 `json:"collector_peak_rss_mb"`
+	// GenCPUPercent and StandinCPUPercent are tracegen's and this process's (the stand-in's) CPU
+	// over the same window.
+	GenCPUPercent     float64 `json:"tracegen_cpu_percent"`
+	StandinCPUPercent float64 `json:"standin_cpu_percent"`
+	// ClientLoadCPUPercent is the two together over the load alone (a long drain does not dilute
+	// it): at clientBoundCPU or more, the client side, not the collector, limited the run.
+	ClientLoadCPUPercent float64 `json:"client_load_cpu_percent"`
+	SpansInES            int     `json:"spans_in_elasticsearch"`
+	DuplicateSpans       int     `json:"duplicate_spans"`
+	BulkRequests         int     `json:"bulk_requests"`
+	// LastSpanSeconds is the time from the first request until the last span arrived.
+	LastSpanSeconds float64 `json:"last_span_s"`
+	E2ESpansPerSec  float64 `json:"e2e_spans_per_s"`
+	// SpansPerCoreSec is the end-to-end rate per collector core: E2ESpansPerSec / (CPUPercent/100).
+	SpansPerCoreSec float64 `json:"spans_per_core_s"`
+	// LoadSeconds is the load alone (tracegen's run); DrainSeconds what followed until the last
+	// span arrived. A collector whose exporter holds a partial batch (stock's flushes after 10 s)
+	// has a long drain, which lowers its e2e rate and CPU % without saying anything about its
+	// speed under load: AcceptedSpansPerSec (acknowledged spans over the load) and LoadCPUPercent
+	// (its CPU over the load) say that.
+	LoadSeconds         float64 `json:"load_s"`
+	DrainSeconds        float64 `json:"drain_s"`
+	AcceptedSpansPerSec float64 `json:"accepted_spans_per_s"`
+	LoadCPUPercent      float64 `json:"load_cpu_percent"`
+	Error               string  `json:"error,omitempty"`
+}
+
+// clientBoundCPU is the client side's CPU % over the load from which a run measured the client
+// (tracegen and the stand-in on their one core) rather than the collector. Found the hard way: a
+// slow stand-in made the collector's buffer fill and refuse, as a slow Elasticsearch would.
+const clientBoundCPU = 90
+
+// clientBound reports whether the client side limited the run.
+func (r *run) clientBound() bool { return r.ClientLoadCPUPercent >= clientBoundCPU }
+
+func (r *run) oneLine() string {
+	bound := ""
+	if r.clientBound() {
+		bound = fmt.Sprintf("; CLIENT-BOUND (client CPU %.0f%% over the load): this run measured the client side, not the collector", r.ClientLoadCPUPercent)
+	}
+	return fmt.Sprintf("%d/%d spans in ES, %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms (2xx %.2f ms), 2xx %d 429 %d 5xx %d other %d transport %d missed %d, last span %.1fs; load %.1fs: %.0f spans/s accepted, CPU %.0f%%; drain %.1fs",
+		r.SpansInES, r.Gen.SpansSent, r.E2ESpansPerSec, r.CPUPercent, r.PeakRSSMB, r.Gen.Latency.P50, r.Gen.Latency.P99, r.Gen.LatencyOK.P99,
+		r.Gen.Status.OK, r.Gen.Status.TooMany, r.Gen.Status.Server, r.Gen.Status.Other, r.Gen.Status.Transport, r.Gen.Status.Missed, r.LastSpanSeconds,
+		r.LoadSeconds, r.AcceptedSpansPerSec, r.LoadCPUPercent, r.DrainSeconds) + bound
+}
+
+func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run) {
+	coll, mode, protocol, cfg := j.coll, j.mode, j.protocol, j.cfg
+	sets := append(append([]string(nil), o.sets...), j.variant.Set...)
+	r = run{Collector: coll, Mode: mode, Protocol: protocol, Config: cfg, Variant: j.variant.Name, Settings: j.variant.Set, Rate: o.rate}
+	fail := func(err error) run { r.Error = err.Error(); return r }
+	if o.rateFraction > 0 {
+		rate, err := halfRate(o.saturation, protocol, o.rateFraction)
+		if err != nil {
+			return fail(err)
+		}
+		r.Rate = rate
+	}
+	es.Reset()
+	bin := o.tracegate
+	if coll == "stock" {
+		bin = o.stock
+	}
+	bin = underRoot(o.root, bin)
+	tmp, err := os.MkdirTemp("", "benchrun-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		return fail(fmt.Errorf("taskset: %w (util-linux)", err))
+	}
+	var (
+		ports collectorproc.Listeners
+		proc  *collectorproc.Process
+	)
+	attempts := 0
+	proc, err = collectorproc.StartOnFreePorts(ctx, 3, func() (collectorproc.Options, error) {
+		if attempts++; attempts > 1 {
+			fmt.Fprintf(os.Stderr, "   a port was taken before the collector bound it; again with other ports\n")
+		}
+		var overlay []byte
+		var err error
+		if ports, overlay, err = overlayFor(coll, cfg); err != nil {
+			return collectorproc.Options{}, err
+		}
+		overlayPath := filepath.Join(tmp, "ports.yaml")
+		if err := os.WriteFile(overlayPath, overlay, 0o600); err != nil {
+			return collectorproc.Options{}, err
+		}
+		return collectorproc.Options{
+			Binary:    taskset,
+			Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, collectorFlags(sets, o.featureGates)...),
+			Env:       append([]string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")}, o.collectorEnv...),
+			HealthURL: "http://" + ports.Health + "/",
+		}, nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		if err := proc.Stop(30 * time.Second); err != nil && r.Error == "" {
+			r.Error = "stop: " + err.Error()
+		}
+		if r.Error != "" {
+			log := proc.Log()
+			if len(log) > 2000 {
+				log = log[len(log)-2000:]
+			}
+			r.Error += "\ncollector log (tail):\n" + log
+		}
+	}()
+	pid := proc.Pid()
+
+	genArgs := []string{"-protocol", protocol, "-target", target(ports, protocol), "-c", fmt.Sprint(o.conc), "-n", fmt.Sprint(o.requests),
+		"-spans", fmt.Sprint(o.spans), "-service", "bench-" + protocol, "-json", "-",
+		// One seed for every run: both collectors get the same payloads (trace ids differ per
+		// request anyway, from the seed and the request's number).
+		"-seed", "20261130"}
+	if r.Rate > 0 {
+		genArgs = append(genArgs, "-rate", fmt.Sprintf("%.0f", r.Rate))
+	}
+	if o.duration > 0 {
+		genArgs = append(genArgs, "-duration", o.duration.String())
+	}
+	name := underRoot(o.root, o.gen)
+	if o.clientCPU >= 0 {
+		genArgs = append([]string{"-c", fmt.Sprint(o.clientCPU), name}, genArgs...)
+		name = taskset
+	}
+	// Warm up: a few requests per client open the connections and page the code in; their spans
+	// are awaited and then forgotten, so the measurement starts from a settled collector.
+	if o.warmup > 0 {
+		// -n, not -duration: a duration would make the warm-up a closed-loop run as long as the
+		// measurement, whose backlog and memory peak would land in the measurement.
+		// Its own trace ids (the clock's seed): a straggler of the warm-up must not pass for a
+		// span of the measurement.
+		warmArgs := genArgsWith(withoutFlag(withoutFlag(withoutFlag(genArgs, "-duration"), "-rate"), "-seed"), "-n", fmt.Sprint(o.warmup))
+		warm := exec.CommandContext(ctx, name, warmArgs...)
+		if out, err := warm.Output(); err != nil {
+			return fail(fmt.Errorf("tracegen warm-up: %w: %.300s", err, out))
+		}
+		if coll != floorCollector {
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			_ = es.WaitForSpans(wctx, o.conc*o.warmup*o.spans) // UDP may lose some: then the timeout ends it
+			cancel()
+			time.Sleep(1500 * time.Millisecond) // a batch timeout (1s): stragglers land before the reset
+			es.Reset()
+		}
+	}
+	cpu0, err := cpuTicks(pid)
+	if err != nil {
+		return fail(err)
+	}
+	self0, _ := cpuTicks(os.Getpid())
+	if o.esDown {
+		if err := es.SetRefusing(true); err != nil {
+			return fail(err)
+		}
+	}
+	start := time.Now()
+	gen := exec.CommandContext(ctx, name, genArgs...)
+	gen.Stderr = os.Stderr
+	profiled := make(chan error, 1)
+	if o.profileDir != "" {
+		path := filepath.Join(o.profileDir, fmt.Sprintf("%s-%s-%s.pprof", r.Collector, r.Mode, protocol))
+		go func() {
+			err := cpuProfile(ctx, ports.Pprof, o.profileSeconds, path)
+			// The heap right after the CPU profile, still under load: what the peak RSS is made of.
+			heapPath := strings.TrimSuffix(path, ".pprof") + ".heap.pprof"
+			profiled <- errors.Join(err, fetch(ctx, "http://"+ports.Pprof+"/debug/pprof/heap", heapPath))
+		}()
+	}
+	out, err := gen.Output()
+	loadEnd := time.Now()
+	cpuLoad, cpuLoadErr := cpuTicks(pid)
+	selfLoad, _ := cpuTicks(os.Getpid())
+	// A profile that outlasts the load is collected after the measurement (below): waiting for it
+	// here would count its remaining seconds into the time until the last span arrived.
+	defer func() {
+		if o.profileDir != "" {
+			if perr := <-profiled; perr != nil {
+				fmt.Fprintf(os.Stderr, "   profile: %v\n", perr)
+			}
+		}
+	}()
+	if o.esDown {
+		if err := es.SetRefusing(false); err != nil {
+			return fail(err)
+		}
+	}
+	if err != nil {
+		return fail(fmt.Errorf("tracegen: %w", err))
+	}
+	var results []loadgen.Result
+	if err := json.Unmarshal(out, &results); err != nil || len(results) != 1 {
+		return fail(fmt.Errorf("tracegen output: %v: %.200s", err, out))
+	}
+	r.Gen = results[0]
+	genCPU := gen.ProcessState.UserTime() + gen.ProcessState.SystemTime()
+
+	// Wait for every acknowledged span (UDP: every span sent), giving up after o.stall without
+	// progress or o.maxWait in all. The floor delivers nothing: its window ends with the load.
+	want := r.Gen.SpansAcked
+	if coll == floorCollector {
+		want = 0
+	}
+	last, lastChange := -1, time.Now()
+	deadline := start.Add(o.maxWait)
+	for {
+		wctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := es.WaitForSpans(wctx, want)
+		cancel()
+		if err == nil {
+			break
+		}
+		n := spansIn(es.Stats())
+		if n != last {
+			last, lastChange = n, time.Now()
+		}
+		stall := o.stall
+		if protocol == loadgen.JaegerUDPCompact {
+			stall = min(stall, 5*time.Second) // lost datagrams never come; what was queued arrives quickly
+		}
+		if ctx.Err() != nil || time.Since(lastChange) > stall || time.Now().After(deadline) {
+			r.Error = fmt.Sprintf("%d of %d acknowledged spans reached the stand-in (gave up waiting)", n, want)
+			break
+		}
+	}
+	end := time.Now()
+	if r.Error != "" {
+		end = lastChange // the last arrival we saw
+	}
+	cpu1, err := cpuTicks(pid)
+	if err != nil {
+		return fail(err)
+	}
+	self1, _ := cpuTicks(os.Getpid())
+	st := es.Stats()
+	r.SpansInES = spansIn(st)
+	r.DuplicateSpans = st.DuplicateSpans
+	r.BulkRequests = st.BulkRequests
+	wall := end.Sub(start).Seconds()
+	r.LastSpanSeconds = wall
+	if wall > 0 {
+		r.CPUPercent = 100 * float64(cpu1-cpu0) / clkTck / wall
+		r.StandinCPUPercent = 100 * float64(self1-self0) / clkTck / wall
+		r.GenCPUPercent = 100 * genCPU.Seconds() / wall
+		r.E2ESpansPerSec = float64(r.SpansInES) / wall
+	}
+	if r.CPUPercent > 0 {
+		r.SpansPerCoreSec = r.E2ESpansPerSec / (r.CPUPercent / 100)
+	}
+	r.LoadSeconds = loadEnd.Sub(start).Seconds()
+	r.DrainSeconds = max(0, end.Sub(loadEnd).Seconds())
+	if r.LoadSeconds > 0 {
+		r.AcceptedSpansPerSec = float64(r.Gen.SpansAcked) / r.LoadSeconds
+		if cpuLoadErr == nil {
+			r.LoadCPUPercent = 100 * float64(cpuLoad-cpu0) / clkTck / r.LoadSeconds
+		}
+		r.ClientLoadCPUPercent = 100 * (genCPU.Seconds() + float64(selfLoad-self0)/clkTck) / r.LoadSeconds
+	}
+	if hwm, err := peakRSS(pid); err == nil {
+		r.PeakRSSMB = float64(hwm) / 1024
+	} else if r.Error == "" {
+		r.Error = err.Error()
+	}
+	return r
+}
+
+// underRoot resolves a path given on the command line: relative to the repository root, unless
+// it is absolute (filepath.Join would make "/tmp/x" relative).
+func underRoot(root, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(root, path)
+}
+
+// cpuProfile saves a CPU profile of seconds from the collector's pprof extension at addr, starting
+// one second into the load so that connection set-up is not in it.
+func cpuProfile(ctx context.Context, addr string, seconds int, path string) error {
+	select {
+	case <-time.After(time.Second):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return fetch(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds), path)
+}
+
+// fetch saves what url answers into path.
+func fetch(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// genArgsWith returns args with flag's value replaced (flags of the form -name value). With a
+// taskset prefix (-c CPU binary ...), the prefix is kept as it is.
+func genArgsWith(args []string, flag, value string) []string {
+	out := append([]string(nil), args...)
+	for i := len(out) - 2; i >= 0; i-- {
+		if out[i] == flag {
+			out[i+1] = value
+			return out
+		}
+	}
+	return append(out, flag, value)
+}
+
+// withoutFlag returns args without flag and its value (flags of the form -name value).
+func withoutFlag(args []string, flag string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == flag && i+1 < len(args) {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+func spansIn(st esstandin.Stats) int {
+	n := 0
+	for _, c := range st.SpansByService {
+		n += c
+	}
+	return n
+}
+
+// target is the address tracegen sends protocol to.
+func target(l collectorproc.Listeners, protocol string) string {
+	switch protocol {
+	case loadgen.OTLPGRPC:
+		return l.OTLPGRPC
+	case loadgen.OTLPHTTP:
+		return l.OTLPHTTP
+	case loadgen.ZipkinJSON, loadgen.ZipkinProto:
+		return l.Zipkin
+	case loadgen.JaegerThriftHTTP:
+		return l.JaegerThriftHTTP
+	case loadgen.JaegerUDPCompact:
+		return l.JaegerCompact
+	default:
+		return l.DDTrace
+	}
+}
+
+// overlayFor moves every listener of coll's configuration cfg to a free loopback port.
+func overlayFor(coll, cfg string) (collectorproc.Listeners, []byte, error) {
+	// configs/default.yaml and configs/durable.yaml also have Jaeger's thrift_binary and zpages;
+	// the bench configs leave them out. Only the stock build lacks the ddtrace receiver.
+	full := strings.HasPrefix(cfg, "configs/")
+	return collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: coll != "stock", JaegerBinary: full, ZPages: full})
+}

@@ -1,0 +1,65 @@
+// Package esexportertest builds the contrib elasticsearch exporter (v0.148.0) for in-process tests
+// against the Elasticsearch stand-in, from the same user-facing settings a config file would hold.
+package esexportertest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/elasticsearchexporter"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/exporter"
+	"go.uber.org/zap"
+
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
+)
+
+// StartStandin runs a stand-in that keeps documents, closed when the test ends.
+func StartStandin(t *testing.T, opts esstandin.Options) *esstandin.Server {
+	t.Helper()
+	opts.KeepDocuments = true
+	es, err := esstandin.New(opts)
+	require.NoError(t, err)
+	require.NoError(t, es.Start("127.0.0.1:0"))
+	t.Cleanup(func() { require.NoError(t, es.Close()) })
+	return es
+}
+
+// NewExporter starts the exporter with endpoints [url] and the given settings (fast transport
+// retries unless settings say otherwise); it is shut down when the test ends.
+func NewExporter(t *testing.T, url string, settings map[string]any) exporter.Traces {
+	t.Helper()
+	return NewExporterWithLogger(t, url, settings, zap.NewNop())
+}
+
+// NewExporterWithLogger is NewExporter with the exporter logging to logger (a test can count
+// what the exporter reports, e.g. the documents it drops).
+func NewExporterWithLogger(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Traces {
+	t.Helper()
+	f := elasticsearchexporter.NewFactory()
+	cfg := f.CreateDefaultConfig()
+	conf := map[string]any{
+		"endpoints": []string{url},
+		// Fast transport retries keep tests short; they do not change where errors go.
+		"retry": map[string]any{"initial_interval": "10ms", "max_interval": "50ms"},
+	}
+	for k, v := range settings {
+		conf[k] = v
+	}
+	require.NoError(t, confmap.NewFromStringMap(conf).Unmarshal(cfg))
+	ts := componenttest.NewNopTelemetrySettings()
+	ts.Logger = logger
+	set := exporter.Settings{
+		ID:                component.NewID(f.Type()),
+		TelemetrySettings: ts,
+		BuildInfo:         component.NewDefaultBuildInfo(),
+	}
+	exp, err := f.CreateTraces(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
+	return exp
+}

@@ -1,0 +1,406 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jaegertracing/jaeger-idl/thrift-gen/jaeger"
+	"github.com/openzipkin/zipkin-go/model"
+	"github.com/openzipkin/zipkin-go/proto/zipkin_proto3"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/tracegate/tracegate/internal/testbed/tracesend"
+)
+
+// Protocol names, as the -protocol flag takes them.
+const (
+	DDTraceV04       = "ddtrace-v0.4"
+	DDTraceV05       = "ddtrace-v0.5"
+	JaegerThriftHTTP = "jaeger-thrift-http"
+	JaegerUDPCompact = "jaeger-udp-compact"
+	ZipkinJSON       = "zipkin-json"
+	ZipkinProto      = "zipkin-proto"
+	OTLPHTTP         = "otlp-http"
+	OTLPGRPC         = "otlp-grpc"
+)
+
+// Protocols lists every protocol in a stable order.
+func Protocols() []string {
+	return []string{OTLPGRPC, OTLPHTTP, ZipkinJSON, ZipkinProto, JaegerThriftHTTP, JaegerUDPCompact, DDTraceV04, DDTraceV05}
+}
+
+// jaegerSpansPerPacket bounds a UDP packet (the agent protocol allows 65,000 bytes).
+const jaegerSpansPerPacket = 30
+
+// Encode returns the wire payload of one request carrying t: one part per HTTP body, gRPC message
+// or UDP packet (only jaeger-udp-compact splits a trace into several packets).
+func Encode(protocol string, t Trace) ([][]byte, error) {
+	switch protocol {
+	case DDTraceV04:
+		return [][]byte{tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{ddSpans(t)})}, nil
+	case DDTraceV05:
+		return [][]byte{tracesend.EncodeDDTraceV05([][]tracesend.DDSpan{ddSpans(t)})}, nil
+	case JaegerThriftHTTP:
+		b, err := tracesend.EncodeJaegerBinary(context.Background(), jaegerBatch(t, t.Spans))
+		return [][]byte{b}, err
+	case JaegerUDPCompact:
+		var parts [][]byte
+		for start := 0; start < len(t.Spans); start += jaegerSpansPerPacket {
+			b, err := tracesend.EncodeJaegerEmitBatch(context.Background(), jaegerBatch(t, t.Spans[start:min(start+jaegerSpansPerPacket, len(t.Spans))]))
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, b)
+		}
+		return parts, nil
+	case ZipkinJSON:
+		b, err := json.Marshal(zipkinSpans(t))
+		return [][]byte{b}, err
+	case ZipkinProto:
+		spans := zipkinSpans(t)
+		ptrs := make([]*model.SpanModel, len(spans))
+		for i := range spans {
+			ptrs[i] = &spans[i]
+		}
+		b, err := zipkin_proto3.SpanSerializer{}.Serialize(ptrs)
+		return [][]byte{b}, err
+	case OTLPHTTP, OTLPGRPC:
+		b, err := ptraceotlp.NewExportRequestFromTraces(OTLPTraces(t)).MarshalProto()
+		return [][]byte{b}, err
+	}
+	return nil, fmt.Errorf("unknown protocol %q (want one of %v)", protocol, Protocols())
+}
+
+func ddSpans(t Trace) []tracesend.DDSpan {
+	out := make([]tracesend.DDSpan, len(t.Spans))
+	for i, s := range t.Spans {
+		d := tracesend.DDSpan{Service: t.Service, Name: s.Name, Resource: s.Resource, TraceID: t.TraceLo, SpanID: s.SpanID,
+			ParentID: s.ParentID, Start: s.Start.UnixNano(), Duration: int64(s.Duration),
+			Meta:    map[string]string{"span.kind": string(s.Kind)},
+			Metrics: map[string]float64{}}
+		if i == 0 {
+			// 128-bit trace ids: the high half travels in the chunk's first span, as tracers send it.
+			d.Meta["_dd.p.tid"] = fmt.Sprintf("%016x", t.TraceHi)
+			d.Metrics["_sampling_priority_v1"] = 1
+			d.Metrics["_dd.top_level"] = 1
+		}
+		if s.Error {
+			d.Error = 1
+			d.Meta["error.message"] = "internal server error"
+			d.Meta["error.type"] = "*errors.errorString"
+		}
+		for _, a := range s.Attrs {
+			key := ddKey(a.Key)
+			switch a.Type {
+			case AttrInt:
+				d.Metrics[key] = float64(a.Int)
+			case AttrFloat:
+				d.Metrics[key] = a.Float
+			default: // strings, and booleans as tracers send them
+				d.Meta[key] = a.String()
+			}
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// ddKey names an attribute as a Datadog tracer tags it. The environment and version travel in the
+// env and version tags (DD_ENV, DD_VERSION), not a second time under their OpenTelemetry names, so
+// a ddtrace request carries what the other protocols' requests carry and their documents compare.
+func ddKey(k string) string {
+	switch k {
+	case "deployment.environment":
+		return "env"
+	case "service.version":
+		return "version"
+	}
+	return k
+}
+
+func jaegerBatch(t Trace, spans []Span) *jaeger.Batch {
+	str := func(s string) *string { return &s }
+	b := &jaeger.Batch{Process: &jaeger.Process{ServiceName: t.Service, Tags: []*jaeger.Tag{
+		{Key: "hostname", VType: jaeger.TagType_STRING, VStr: str(t.Host)},
+		{Key: "jaeger.version", VType: jaeger.TagType_STRING, VStr: str("Go-2.30.0")},
+		{Key: "ip", VType: jaeger.TagType_STRING, VStr: str("10.0.0.17")},
+	}}}
+	for _, s := range spans {
+		js := &jaeger.Span{TraceIdHigh: int64(t.TraceHi), TraceIdLow: int64(t.TraceLo), SpanId: int64(s.SpanID),
+			ParentSpanId: int64(s.ParentID), OperationName: s.Resource, StartTime: s.Start.UnixMicro(),
+			Duration: s.Duration.Microseconds(),
+			Tags:     []*jaeger.Tag{{Key: "span.kind", VType: jaeger.TagType_STRING, VStr: str(string(s.Kind))}}}
+		if s.ParentID != 0 {
+			js.References = []*jaeger.SpanRef{{RefType: jaeger.SpanRefType_CHILD_OF, TraceIdHigh: js.TraceIdHigh,
+				TraceIdLow: js.TraceIdLow, SpanId: int64(s.ParentID)}}
+		}
+		for _, a := range s.Attrs {
+			tag := &jaeger.Tag{Key: a.Key}
+			switch a.Type {
+			case AttrInt:
+				tag.VType, tag.VLong = jaeger.TagType_LONG, &a.Int
+			case AttrFloat:
+				tag.VType, tag.VDouble = jaeger.TagType_DOUBLE, &a.Float
+			case AttrBool:
+				tag.VType, tag.VBool = jaeger.TagType_BOOL, &a.Bool
+			default:
+				tag.VType, tag.VStr = jaeger.TagType_STRING, str(a.Str)
+			}
+			js.Tags = append(js.Tags, tag)
+		}
+		if s.Error {
+			yes := true
+			js.Tags = append(js.Tags, &jaeger.Tag{Key: "error", VType: jaeger.TagType_BOOL, VBool: &yes})
+		}
+		b.Spans = append(b.Spans, js)
+	}
+	return b
+}
+
+func zipkinSpans(t Trace) []model.SpanModel {
+	local := &model.Endpoint{ServiceName: t.Service, IPv4: []byte{10, 0, 0, 17}}
+	out := make([]model.SpanModel, len(t.Spans))
+	for i, s := range t.Spans {
+		m := model.SpanModel{
+			SpanContext: model.SpanContext{TraceID: model.TraceID{High: t.TraceHi, Low: t.TraceLo}, ID: model.ID(s.SpanID)},
+			Name:        s.Resource, Timestamp: s.Start, Duration: s.Duration, LocalEndpoint: local,
+			Tags: make(map[string]string, len(s.Attrs)+2),
+		}
+		if s.ParentID != 0 {
+			p := model.ID(s.ParentID)
+			m.ParentID = &p
+		}
+		switch s.Kind {
+		case KindServer:
+			m.Kind = model.Server
+		case KindClient:
+			m.Kind = model.Client
+		default:
+			m.Tags["span.kind"] = "internal" // Zipkin has no internal kind; the receiver reads this tag
+		}
+		for _, a := range s.Attrs {
+			m.Tags[a.Key] = a.String()
+		}
+		if s.Error {
+			m.Tags["error"] = "true"
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// OTLPTraces returns t as pdata traces: one resource, one scope.
+func OTLPTraces(t Trace) ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	ra := rs.Resource().Attributes()
+	ra.PutStr("service.name", t.Service)
+	ra.PutStr("host.name", t.Host)
+	ra.PutStr("telemetry.sdk.language", "go")
+	ra.PutStr("telemetry.sdk.name", "opentelemetry")
+	ss := rs.ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("github.com/tracegate/tracegate/bench/tracegen")
+	var tid pcommon.TraceID
+	binary.BigEndian.PutUint64(tid[:8], t.TraceHi)
+	binary.BigEndian.PutUint64(tid[8:], t.TraceLo)
+	for _, s := range t.Spans {
+		sp := ss.Spans().AppendEmpty()
+		sp.SetTraceID(tid)
+		var sid, pid pcommon.SpanID
+		binary.BigEndian.PutUint64(sid[:], s.SpanID)
+		sp.SetSpanID(sid)
+		if s.ParentID != 0 {
+			binary.BigEndian.PutUint64(pid[:], s.ParentID)
+			sp.SetParentSpanID(pid)
+		}
+		sp.SetName(s.Resource)
+		switch s.Kind {
+		case KindServer:
+			sp.SetKind(ptrace.SpanKindServer)
+		case KindClient:
+			sp.SetKind(ptrace.SpanKindClient)
+		default:
+			sp.SetKind(ptrace.SpanKindInternal)
+		}
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(s.Start))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(s.Start.Add(s.Duration)))
+		attrs := sp.Attributes()
+		attrs.EnsureCapacity(len(s.Attrs))
+		for _, a := range s.Attrs {
+			switch a.Type {
+			case AttrInt:
+				attrs.PutInt(a.Key, a.Int)
+			case AttrFloat:
+				attrs.PutDouble(a.Key, a.Float)
+			case AttrBool:
+				attrs.PutBool(a.Key, a.Bool)
+			default:
+				attrs.PutStr(a.Key, a.Str)
+			}
+		}
+		if s.Error {
+			sp.Status().SetCode(ptrace.StatusCodeError)
+			sp.Status().SetMessage("internal server error")
+		}
+	}
+	return td
+}
+
+// idKind is how a trace id (or half of it) is written in a payload.
+type idKind int
+
+const (
+	idHiBE8    idKind = iota // high 64 bits, 8 bytes big-endian (msgpack uint64 body, Thrift binary i64)
+	idLoBE8                  // low 64 bits, 8 bytes big-endian
+	idHiHex16                // high 64 bits, 16 lowercase hex digits (Datadog's _dd.p.tid)
+	idHex32                  // 128 bits, 32 lowercase hex digits (Zipkin JSON)
+	idRaw16                  // 128 bits, 16 bytes (protobuf bytes fields)
+	idHiVarint               // high 64 bits as a Thrift compact zigzag varint (10 bytes for our ids)
+	idLoVarint
+)
+
+// encodeID writes the encoding of kind for (hi, lo) into dst, which must have its width.
+func encodeID(dst []byte, kind idKind, hi, lo uint64) {
+	switch kind {
+	case idHiBE8:
+		binary.BigEndian.PutUint64(dst, hi)
+	case idLoBE8:
+		binary.BigEndian.PutUint64(dst, lo)
+	case idHiHex16:
+		putHex(dst, hi)
+	case idHex32:
+		putHex(dst, hi)
+		putHex(dst[16:], lo)
+	case idRaw16:
+		binary.BigEndian.PutUint64(dst, hi)
+		binary.BigEndian.PutUint64(dst[8:], lo)
+	case idHiVarint:
+		putZigzag10(dst, hi)
+	case idLoVarint:
+		putZigzag10(dst, lo)
+	}
+}
+
+func idWidth(kind idKind) int {
+	switch kind {
+	case idHiBE8, idLoBE8:
+		return 8
+	case idHiHex16, idRaw16:
+		return 16
+	case idHex32:
+		return 32
+	default:
+		return 10
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+func putHex(dst []byte, v uint64) {
+	for i := 15; i >= 0; i-- {
+		dst[i] = hexDigits[v&0xf]
+		v >>= 4
+	}
+}
+
+// putZigzag10 writes int64(v) as a zigzag varint; for ids from fixID it is exactly 10 bytes.
+func putZigzag10(dst []byte, v uint64) {
+	n := int64(v)
+	z := uint64((n << 1) ^ (n >> 63))
+	for i := 0; i < 9; i++ {
+		dst[i] = byte(z) | 0x80
+		z >>= 7
+	}
+	dst[9] = byte(z)
+}
+
+// idKinds are the trace id encodings each protocol's payload contains.
+func idKinds(protocol string) []idKind {
+	switch protocol {
+	case DDTraceV04, DDTraceV05:
+		return []idKind{idLoBE8, idHiHex16}
+	case JaegerThriftHTTP:
+		return []idKind{idHiBE8, idLoBE8}
+	case JaegerUDPCompact:
+		return []idKind{idHiVarint, idLoVarint}
+	case ZipkinJSON:
+		return []idKind{idHex32}
+	default: // zipkin-proto, OTLP
+		return []idKind{idRaw16}
+	}
+}
+
+// idSlot is one place of a trace id in a payload part.
+type idSlot struct {
+	part, off int
+	kind      idKind
+}
+
+// findIDSlots finds every occurrence of t's trace id in the encoded parts.
+func findIDSlots(protocol string, t Trace, parts [][]byte) []idSlot {
+	var slots []idSlot
+	for _, kind := range idKinds(protocol) {
+		want := make([]byte, idWidth(kind))
+		encodeID(want, kind, t.TraceHi, t.TraceLo)
+		for p, b := range parts {
+			for off := 0; ; {
+				i := bytes.Index(b[off:], want)
+				if i < 0 {
+					break
+				}
+				slots = append(slots, idSlot{part: p, off: off + i, kind: kind})
+				off += i + len(want)
+			}
+		}
+	}
+	return slots
+}
+
+// expectedSlots is how many trace id occurrences a payload of n spans has: a sanity check that the
+// rewrite will reach every span.
+func expectedSlots(protocol string, n int) int {
+	switch protocol {
+	case DDTraceV04, DDTraceV05:
+		return n + 1 // every span's trace_id, the root's _dd.p.tid
+	case JaegerThriftHTTP, JaegerUDPCompact:
+		// every span's high and low half, and the child-of reference of every child span
+		return 2*n + 2*max(n-1, 0)
+	default:
+		return n
+	}
+}
+
+// contentType is the Content-Type of an HTTP protocol.
+func contentType(protocol string) string {
+	switch protocol {
+	case DDTraceV04, DDTraceV05:
+		return "application/msgpack"
+	case JaegerThriftHTTP:
+		return "application/x-thrift"
+	case ZipkinJSON:
+		return "application/json"
+	default:
+		return "application/x-protobuf"
+	}
+}
+
+// path is the URL path of an HTTP protocol.
+func path(protocol string) string {
+	switch protocol {
+	case DDTraceV04:
+		return "/v0.4/traces"
+	case DDTraceV05:
+		return "/v0.5/traces"
+	case JaegerThriftHTTP:
+		return "/api/traces"
+	case ZipkinJSON, ZipkinProto:
+		return "/api/v2/spans"
+	default:
+		return "/v1/traces"
+	}
+}
