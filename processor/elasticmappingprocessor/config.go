@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 )
 
-// The mapping modes of the elasticsearch exporter (v0.148.0) that apply to spans.
+// The mapping modes of the elasticsearch exporter (v0.148.0).
 const (
 	ModeOTel = "otel"
 	ModeECS  = "ecs"
@@ -16,7 +16,7 @@ const (
 
 // Config configures the processor.
 type Config struct {
-	// Mode is the mapping every span gets: otel (Elasticsearch 8.16+), ecs (8.12+, with a
+	// Mode is the mapping every span, log record and metric gets: otel (Elasticsearch 8.16+), ecs (8.12+, with a
 	// template for traces-*), none or raw (plain indices, any version). Default otel.
 	Mode string `mapstructure:"mode"`
 	// ECSDuration adds span.duration.us (the span's duration in microseconds, as ECS and the APM
@@ -25,6 +25,12 @@ type Config struct {
 	// ECSErrors copies the last exception event of a span into error.type, error.message and
 	// error.stack_trace in ecs mode, where the exporter drops span events. Default true.
 	ECSErrors bool `mapstructure:"ecs_errors"`
+	// DocumentIDs sets elasticsearch.document_id on spans (trace id + span id), on span events in
+	// otel mode (the span's id + the event's index) and on log records with a timestamp (a hash
+	// of the record, its resource, scope and position), so that with the exporter's
+	// traces_dynamic_id and logs_dynamic_id a resent copy is refused (409) instead of stored twice.
+	// Default false.
+	DocumentIDs bool `mapstructure:"document_ids"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -24,6 +24,7 @@ func TestLoadConfig(t *testing.T) {
 		{"", &Config{Mode: "otel", ECSDuration: true, ECSErrors: true}, ""},
 		{"ecs", &Config{Mode: "ecs", ECSDuration: true, ECSErrors: true}, ""},
 		{"ecs_bare", &Config{Mode: "ecs"}, ""},
+		{"document_ids", &Config{Mode: "otel", ECSDuration: true, ECSErrors: true, DocumentIDs: true}, ""},
 		{"bad", nil, `mode must be one of otel, ecs, none, raw, got "bodymap"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/attribute"
@@ -26,6 +29,8 @@ type mappingProcessor struct {
 	modeAttr  metric.MeasurementOption
 	// ecsObjects are the top-level fields tracegate's ECS template maps as objects.
 	ecsObjects map[string]bool
+	// logHashers hold the SHA-256 state of log document ids (a processor is called concurrently).
+	logHashers sync.Pool
 }
 
 func newMappingProcessor(set processor.Settings, cfg *Config) (*mappingProcessor, error) {
@@ -38,7 +43,8 @@ func newMappingProcessor(set processor.Settings, cfg *Config) (*mappingProcessor
 		return nil, err
 	}
 	return &mappingProcessor{cfg: cfg, telemetry: tb, ecsObjects: objects,
-		modeAttr: metric.WithAttributes(attribute.String("mode", cfg.Mode))}, nil
+		modeAttr:   metric.WithAttributes(attribute.String("mode", cfg.Mode)),
+		logHashers: sync.Pool{New: func() any { return newLogHasher() }}}, nil
 }
 
 func (p *mappingProcessor) shutdown(context.Context) error {
@@ -51,26 +57,17 @@ var _ component.ShutdownFunc = (*mappingProcessor)(nil).shutdown
 func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) (ptrace.Traces, error) {
 	ecs := p.cfg.Mode == ModeECS
 	errorsCopied := 0
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len(); i++ {
-		sss := rss.At(i).ScopeSpans()
+	for _, rs := range td.ResourceSpans().All() {
 		if ecs {
-			moveScalarsOffECSObjects(p.ecsObjects, rss.At(i).Resource().Attributes())
+			moveScalarsOffECSObjects(p.ecsObjects, rs.Resource().Attributes())
 		}
-		for j := 0; j < sss.Len(); j++ {
-			ss := sss.At(j)
+		for _, ss := range rs.ScopeSpans().All() {
 			ss.Scope().Attributes().PutStr(MappingModeAttribute, p.cfg.Mode)
-			if !ecs {
+			if !ecs && !p.cfg.DocumentIDs {
 				continue
 			}
-			spans := ss.Spans()
-			for k := 0; k < spans.Len(); k++ {
-				span := spans.At(k)
-				moveScalarsOffECSObjects(p.ecsObjects, span.Attributes())
-				if p.cfg.ECSDuration {
-					addDuration(span)
-				}
-				if p.cfg.ECSErrors && addErrorFields(span) {
+			for _, span := range ss.Spans().All() {
+				if p.mapSpan(span) {
 					errorsCopied++
 				}
 			}
@@ -81,6 +78,49 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 		p.telemetry.ProcessorElasticmappingEcsErrors.Add(ctx, int64(errorsCopied))
 	}
 	return td, nil
+}
+
+// mapSpan sets span's document ids and fills the ECS gaps; it reports whether an exception event
+// was copied into the ECS error fields.
+func (p *mappingProcessor) mapSpan(span ptrace.Span) bool {
+	if p.cfg.DocumentIDs {
+		setSpanDocumentIDs(span, p.cfg.Mode == ModeOTel)
+	}
+	if p.cfg.Mode != ModeECS {
+		return false
+	}
+	moveScalarsOffECSObjects(p.ecsObjects, span.Attributes())
+	if p.cfg.ECSDuration {
+		addDuration(span)
+	}
+	return p.cfg.ECSErrors && addErrorFields(span)
+}
+
+func (p *mappingProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
+	for _, rl := range ld.ResourceLogs().All() {
+		for _, sl := range rl.ScopeLogs().All() {
+			sl.Scope().Attributes().PutStr(MappingModeAttribute, p.cfg.Mode)
+		}
+	}
+	if p.cfg.DocumentIDs {
+		lh := p.logHashers.Get().(*logHasher)
+		lh.setLogDocumentIDs(ld)
+		p.logHashers.Put(lh)
+	}
+	p.telemetry.ProcessorElasticmappingLogRecords.Add(ctx, int64(ld.LogRecordCount()), p.modeAttr)
+	return ld, nil
+}
+
+// processMetrics sets the mapping mode only: metric documents need no id of their own, as
+// Elasticsearch's time-series data streams (otel mode) derive it from the dimensions and timestamp.
+func (p *mappingProcessor) processMetrics(ctx context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
+	for _, rm := range md.ResourceMetrics().All() {
+		for _, sm := range rm.ScopeMetrics().All() {
+			sm.Scope().Attributes().PutStr(MappingModeAttribute, p.cfg.Mode)
+		}
+	}
+	p.telemetry.ProcessorElasticmappingDataPoints.Add(ctx, int64(md.DataPointCount()), p.modeAttr)
+	return md, nil
 }
 
 // addDuration writes span.duration.us, as Elastic APM's ECS documents carry it. A span without

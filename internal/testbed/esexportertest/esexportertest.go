@@ -39,6 +39,35 @@ func NewExporter(t *testing.T, url string, settings map[string]any) exporter.Tra
 // what the exporter reports, e.g. the documents it drops).
 func NewExporterWithLogger(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Traces {
 	t.Helper()
+	f, set, cfg := exporterConfig(t, url, settings, logger)
+	exp, err := f.CreateTraces(context.Background(), set, cfg)
+	require.NoError(t, err)
+	startForTest(t, exp)
+	return exp
+}
+
+// NewLogsExporter is NewExporterWithLogger for logs.
+func NewLogsExporter(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Logs {
+	t.Helper()
+	f, set, cfg := exporterConfig(t, url, settings, logger)
+	exp, err := f.CreateLogs(context.Background(), set, cfg)
+	require.NoError(t, err)
+	startForTest(t, exp)
+	return exp
+}
+
+// NewMetricsExporter is NewExporterWithLogger for metrics.
+func NewMetricsExporter(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Metrics {
+	t.Helper()
+	f, set, cfg := exporterConfig(t, url, settings, logger)
+	exp, err := f.CreateMetrics(context.Background(), set, cfg)
+	require.NoError(t, err)
+	startForTest(t, exp)
+	return exp
+}
+
+func exporterConfig(t *testing.T, url string, settings map[string]any, logger *zap.Logger) (exporter.Factory, exporter.Settings, component.Config) {
+	t.Helper()
 	f := elasticsearchexporter.NewFactory()
 	cfg := f.CreateDefaultConfig()
 	conf := map[string]any{
@@ -57,9 +86,12 @@ func NewExporterWithLogger(t *testing.T, url string, settings map[string]any, lo
 		TelemetrySettings: ts,
 		BuildInfo:         component.NewDefaultBuildInfo(),
 	}
-	exp, err := f.CreateTraces(context.Background(), set, cfg)
-	require.NoError(t, err)
-	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
-	return exp
+	return f, set, cfg
+}
+
+// startForTest starts c and shuts it down when the test ends.
+func startForTest(t *testing.T, c component.Component) {
+	t.Helper()
+	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
 }

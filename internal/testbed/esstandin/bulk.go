@@ -2,10 +2,13 @@ package esstandin
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -342,6 +345,13 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 			"[1:1] failed to parse: Duplicate field '" + key + "'"}
 	}
 	_, hasTimestamp := fields["@timestamp"]
+	if tgt.timeSeries {
+		if it.meta.ID != "" {
+			return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "illegal_argument_exception",
+				"_id must be unset or set to [" + timeSeriesID(fields) + "] but was [" + it.meta.ID + "] because [" + tgt.backingIndex + "] is in time_series mode"}
+		}
+		it.meta.ID = timeSeriesID(fields)
+	}
 	id, version, ierr := s.documentID(it, name, tgt, hasTimestamp)
 	if ierr != nil {
 		return Document{}, tgt.backingIndex, ierr
@@ -383,6 +393,25 @@ func (s *Server) documentID(it bulkItem, name string, tgt target, hasTimestamp b
 			"[" + id + "]: version conflict, document already exists (current version [" + strconv.FormatInt(version, 10) + "])"}
 	}
 	return id, version, nil
+}
+
+// timeSeriesID stands for the _id a time-series data stream derives from a document's dimensions
+// and @timestamp: here everything but the metric values, so two documents conflict exactly when
+// they group the same metrics under the same resource, scope, attributes and timestamp.
+func timeSeriesID(fields map[string]json.RawMessage) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		if k != "metrics" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%d:%s=%d:", len(k), k, len(fields[k]))
+		h.Write(fields[k])
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:15])
 }
 
 // parsingException is the error type of a document that cannot be parsed or mapped:

@@ -199,6 +199,34 @@ func TestBulkItems(t *testing.T) {
 			wantStatus: []int{201, 200, 409}, wantIndex: []string{"plain", "plain", "plain"}, wantError: []string{"", "", "version_conflict_engine_exception"},
 		},
 		{
+			name: "time series: an identical document is a duplicate, other values of the same group too",
+			body: `{"create":{"_index":"metrics-app.otel-default"}}` + "\n" + tsDoc(`{"cpu":1}`, "a") + "\n" +
+				`{"create":{"_index":"metrics-app.otel-default"}}` + "\n" + tsDoc(`{"cpu":1}`, "a") + "\n" +
+				`{"create":{"_index":"metrics-app.otel-default"}}` + "\n" + tsDoc(`{"cpu":2}`, "a") + "\n",
+			wantStatus: []int{201, 409, 409}, wantError: []string{"", "version_conflict_engine_exception", "version_conflict_engine_exception"},
+			wantIndex: []string{tsIndex, tsIndex, tsIndex},
+		},
+		{
+			name: "time series: other dimensions or another grouping are other documents",
+			body: `{"create":{"_index":"metrics-app.otel-default"}}` + "\n" + tsDoc(`{"cpu":1}`, "a") + "\n" +
+				`{"create":{"_index":"metrics-app.otel-default"}}` + "\n" + tsDoc(`{"cpu":1}`, "b") + "\n" +
+				`{"create":{"_index":"metrics-app.otel-default"}}` + "\n" + strings.Replace(tsDoc(`{"cpu":1,"mem":2}`, "a"), `"h1"`, `"h12"`, 1) + "\n",
+			wantStatus: []int{201, 201, 201}, wantError: []string{"", "", ""},
+			wantIndex: []string{tsIndex, tsIndex, tsIndex},
+		},
+		{
+			name:       "time series: a client's _id is refused",
+			body:       `{"create":{"_index":"metrics-app.otel-default","_id":"mine"}}` + "\n" + tsDoc(`{"cpu":1}`, "a") + "\n",
+			wantStatus: []int{400}, wantError: []string{"illegal_argument_exception"}, wantIndex: []string{tsIndex},
+		},
+		{
+			name: "not a time series before 8.16 (no otel templates): identical documents are two", version: "8.15.0",
+			body: `{"create":{"_index":"metrics-app.otel-default"}}` + "\n" + tsDoc(`{"cpu":1}`, "a") + "\n" +
+				`{"create":{"_index":"metrics-app.otel-default"}}` + "\n" + tsDoc(`{"cpu":1}`, "a") + "\n",
+			wantStatus: []int{201, 201}, wantError: []string{"", ""},
+			wantIndex: []string{tsIndex, tsIndex},
+		},
+		{
 			name: "duplicate keys in a source, at any depth",
 			body: `{"create":{"_index":"plain"}}` + "\n" + `{"a":{"b":1,"b":2}}` + "\n" +
 				`{"create":{"_index":"plain"}}` + "\n" + `{"a":{"b":1},"c":[{"b":1},{"b":2}]}` + "\n",
@@ -683,4 +711,14 @@ func TestOverwriteOfAnUnstoredDocumentCounts(t *testing.T) {
 	if got := st.snapshot(); got.Documents != 1 || len(st.documents()) != 1 {
 		t.Errorf("stats %+v: want the document counted once", got)
 	}
+}
+
+// tsIndex is the backing index of metrics-app.otel-default on the test servers' date.
+const tsIndex = ".ds-metrics-app.otel-default-2026.11.30-000001"
+
+// tsDoc is a metric document as the exporter writes it in otel mode: metrics holds the values,
+// everything else identifies the time series and its timestamp.
+func tsDoc(metrics, host string) string {
+	return `{"@timestamp":"2026-11-30T00:00:00Z","_metric_names_hash":"h1","resource":{"attributes":{"host.name":"` + host +
+		`"}},"metrics":` + metrics + `}`
 }

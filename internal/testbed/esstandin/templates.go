@@ -18,6 +18,9 @@ type IndexTemplate struct {
 	Priority   int
 	Version    int
 	DataStream bool
+	// TimeSeries is index.mode time_series (a TSDS): Elasticsearch derives each document's _id
+	// from its dimensions and @timestamp, so an identical document is refused as a duplicate.
+	TimeSeries bool
 }
 
 // body renders the template as Elasticsearch returns it.
@@ -25,6 +28,9 @@ func (t IndexTemplate) body() json.RawMessage {
 	doc := map[string]any{"index_patterns": t.Patterns, "priority": t.Priority, "version": t.Version}
 	if t.DataStream {
 		doc["data_stream"] = map[string]any{}
+	}
+	if t.TimeSeries {
+		doc["template"] = map[string]any{"settings": map[string]any{"index": map[string]any{"mode": "time_series"}}}
 	}
 	b, _ := json.Marshal(doc)
 	return b
@@ -47,7 +53,7 @@ func builtinTemplates(version string) []IndexTemplate {
 		ts = append(ts,
 			IndexTemplate{Name: "traces-otel@template", Patterns: []string{"traces-*.otel-*"}, Priority: 120, DataStream: true},
 			IndexTemplate{Name: "logs-otel@template", Patterns: []string{"logs-*.otel-*"}, Priority: 120, DataStream: true},
-			IndexTemplate{Name: "metrics-otel@template", Patterns: []string{"metrics-*.otel-*"}, Priority: 120, DataStream: true},
+			IndexTemplate{Name: "metrics-otel@template", Patterns: []string{"metrics-*.otel-*"}, Priority: 120, DataStream: true, TimeSeries: true},
 		)
 	}
 	return ts
@@ -56,6 +62,7 @@ func builtinTemplates(version string) []IndexTemplate {
 // target is what a bulk item writes into once it exists: a data stream or a plain index.
 type target struct {
 	dataStream   bool
+	timeSeries   bool
 	backingIndex string // the name reported in item responses (.ds-<name>-<date>-000001 for data streams)
 }
 
@@ -117,7 +124,7 @@ func (c *catalog) resolve(name string, requireDataStream bool) (target, bool) {
 	}
 	t := target{backingIndex: name}
 	if best != nil && best.DataStream {
-		t = target{dataStream: true, backingIndex: ".ds-" + name + "-" + c.today() + "-000001"}
+		t = target{dataStream: true, timeSeries: best.TimeSeries, backingIndex: ".ds-" + name + "-" + c.today() + "-000001"}
 	}
 	if requireDataStream && !t.dataStream {
 		return target{}, false

@@ -23,11 +23,13 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                            metric.Meter
-	mu                               sync.Mutex
-	registrations                    []metric.Registration
-	ProcessorElasticmappingEcsErrors metric.Int64Counter
-	ProcessorElasticmappingSpans     metric.Int64Counter
+	meter                             metric.Meter
+	mu                                sync.Mutex
+	registrations                     []metric.Registration
+	ProcessorElasticmappingDataPoints metric.Int64Counter
+	ProcessorElasticmappingEcsErrors  metric.Int64Counter
+	ProcessorElasticmappingLogRecords metric.Int64Counter
+	ProcessorElasticmappingSpans      metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -59,10 +61,22 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorElasticmappingDataPoints, err = builder.meter.Int64Counter(
+		"otelcol.processor.elasticmapping.data_points",
+		metric.WithDescription("Metric data points given an Elasticsearch mapping mode. [Alpha]"),
+		metric.WithUnit("{datapoint}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorElasticmappingEcsErrors, err = builder.meter.Int64Counter(
 		"otelcol.processor.elasticmapping.ecs_errors",
 		metric.WithDescription("Spans whose exception event was copied into ECS error fields (ecs mode). [Alpha]"),
 		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorElasticmappingLogRecords, err = builder.meter.Int64Counter(
+		"otelcol.processor.elasticmapping.log_records",
+		metric.WithDescription("Log records given an Elasticsearch mapping mode. [Alpha]"),
+		metric.WithUnit("{record}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorElasticmappingSpans, err = builder.meter.Int64Counter(

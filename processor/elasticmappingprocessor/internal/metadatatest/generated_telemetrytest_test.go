@@ -19,9 +19,17 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ProcessorElasticmappingDataPoints.Add(context.Background(), 1)
 	tb.ProcessorElasticmappingEcsErrors.Add(context.Background(), 1)
+	tb.ProcessorElasticmappingLogRecords.Add(context.Background(), 1)
 	tb.ProcessorElasticmappingSpans.Add(context.Background(), 1)
+	AssertEqualProcessorElasticmappingDataPoints(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorElasticmappingEcsErrors(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorElasticmappingLogRecords(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorElasticmappingSpans(t, testTel,
