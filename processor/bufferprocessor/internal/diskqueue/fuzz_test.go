@@ -10,16 +10,16 @@ import (
 // FuzzDecodeRecord: bytes from disk are untrusted. Decoding must never panic, and whatever it
 // accepts must re-encode to exactly the bytes it consumed.
 func FuzzDecodeRecord(f *testing.F) {
-	f.Add(EncodeRecord([]byte("hello"), 1, 42))
-	f.Add(EncodeRecord(bytes.Repeat([]byte{0xff}, 300), 7, -1))
+	f.Add(encodeRecord([]byte("hello"), 1, 42))
+	f.Add(encodeRecord(bytes.Repeat([]byte{0xff}, 300), 7, -1))
 	f.Add(make([]byte, headerSize))
 	f.Add([]byte("TGB1"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, spans, ts, n, err := DecodeRecord(b)
+		p, spans, ts, n, err := decodeRecord(b)
 		if err != nil {
 			return
 		}
-		if !bytes.Equal(EncodeRecord(p, spans, ts), b[:n]) {
+		if !bytes.Equal(encodeRecord(p, spans, ts), b[:n]) {
 			t.Fatalf("accepted record does not round-trip")
 		}
 	})
@@ -29,7 +29,7 @@ func FuzzDecodeRecord(f *testing.F) {
 // reader must terminate without panicking and return only records that are in the segment's bytes
 // as written (a checksum that verifies), never bytes it made up or misframed.
 func FuzzSegmentRead(f *testing.F) {
-	good := append(EncodeRecord([]byte("a"), 1, 1), EncodeRecord([]byte("bb"), 2, 2)...)
+	good := append(encodeRecord([]byte("a"), 1, 1), encodeRecord([]byte("bb"), 2, 2)...)
 	f.Add(good, []byte{})
 	f.Add(append(append([]byte{}, good[:30]...), good...), []byte{})
 	f.Add(bytes.Repeat([]byte("TGB1"), 40), []byte{})
@@ -58,7 +58,7 @@ func FuzzSegmentRead(f *testing.F) {
 			if !ok {
 				break
 			}
-			rec := EncodeRecord(r.Payload, uint32(r.Spans), r.Enqueued.UnixNano()) //nolint:gosec // spans came from a uint32
+			rec := encodeRecord(r.Payload, uint32(r.Spans), r.Enqueued.UnixNano()) //nolint:gosec // spans came from a uint32
 			if !bytes.Contains(seg, rec) {
 				t.Fatalf("record %d (%d payload bytes) is not in the segment as written", i, len(r.Payload))
 			}

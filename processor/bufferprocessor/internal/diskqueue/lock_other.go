@@ -7,8 +7,8 @@ import (
 	"os"
 )
 
-// ErrLocked reports a directory already held by another buffer.
-var ErrLocked = errors.New("directory is in use by another buffer")
+// errLocked reports a directory already held by another buffer.
+var errLocked = errors.New("directory is in use by another buffer")
 
 // lockDir refuses: without flock the buffer cannot prove it owns the directory.
 func lockDir(string) (*os.File, error) {

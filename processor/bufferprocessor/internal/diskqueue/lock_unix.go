@@ -9,8 +9,8 @@ import (
 	"syscall"
 )
 
-// ErrLocked reports a directory already held by another buffer (in this or another process).
-var ErrLocked = errors.New("directory is in use by another buffer")
+// errLocked reports a directory already held by another buffer (in this or another process).
+var errLocked = errors.New("directory is in use by another buffer")
 
 // lockDir takes an exclusive, non-blocking flock on dir/LOCK. The kernel releases it when the
 // process dies, so a SIGKILL never leaves a stale lock behind (unlike a PID file).
@@ -22,7 +22,7 @@ func lockDir(path string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil { //nolint:gosec // fd fits in int
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %q is locked", ErrLocked, path)
+			return nil, fmt.Errorf("%w: %q is locked", errLocked, path)
 		}
 		return nil, fmt.Errorf("lock %q: %w", path, err)
 	}

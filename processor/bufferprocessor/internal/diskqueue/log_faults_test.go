@@ -71,7 +71,7 @@ func (f *hookFile) Sync() error {
 func appendAsync(l *Log, i int) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := l.Append(payload(i), int64(i), time.Now(), false)
+		_, _, err := l.Append(payload(i), int64(i), time.Now(), NoClaim)
 		done <- err
 	}()
 	return done
@@ -145,13 +145,13 @@ func TestFailedFsyncFailsEveryWriteItCovered(t *testing.T) {
 	require.Eventually(t, func() bool { // the second append wrote and waits for the fsync
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return l.writeSeq == 3
+		return l.commit.writeSeq == 3
 	}, 5*time.Second, time.Millisecond)
 	close(fs.syncGo)
 	require.ErrorIs(t, <-firstDone, syscall.EIO)
 	require.ErrorIs(t, <-secondDone, syscall.EIO)
 
-	_, _, err := l.Append(payload(3), 3, time.Now(), false)
+	_, _, err := l.Append(payload(3), 3, time.Now(), NoClaim)
 	require.NoError(t, err, "a write after the failure, synced by a good fsync")
 }
 
@@ -164,24 +164,24 @@ func TestFailedFsyncRunsMergeAndAreBounded(t *testing.T) {
 	defer func() { require.NoError(t, l.Close()) }()
 	fs.failSyncs.Store(-1)
 	for i := range 3 {
-		_, _, err := l.Append(payload(i), 1, time.Now(), false)
+		_, _, err := l.Append(payload(i), 1, time.Now(), NoClaim)
 		require.ErrorIs(t, err, syscall.EIO)
 	}
 	l.mu.Lock()
-	assert.Equal(t, []uint64{0, 3}, []uint64{l.failed[0].from, l.failed[0].to})
-	assert.Len(t, l.failed, 1)
+	assert.Equal(t, []uint64{0, 3}, []uint64{l.commit.failed[0].from, l.commit.failed[0].to})
+	assert.Len(t, l.commit.failed, 1)
 	l.mu.Unlock()
 	for i := 0; i < maxFailedSyncs+5; i++ {
 		fs.failSyncs.Store(0)
-		_, _, err := l.Append(payload(i), 1, time.Now(), false)
+		_, _, err := l.Append(payload(i), 1, time.Now(), NoClaim)
 		require.NoError(t, err)
 		fs.failSyncs.Store(-1)
-		_, _, err = l.Append(payload(i), 1, time.Now(), false)
+		_, _, err = l.Append(payload(i), 1, time.Now(), NoClaim)
 		require.ErrorIs(t, err, syscall.EIO)
 	}
 	l.mu.Lock()
-	assert.Len(t, l.failed, maxFailedSyncs)
-	err := l.failedFor(2)
+	assert.Len(t, l.commit.failed, maxFailedSyncs)
+	err := l.commit.failedFor(2)
 	l.mu.Unlock()
 	assert.Error(t, err, "a write of a forgotten failure is not reported durable")
 	assert.Error(t, l.waitSynced(2))
@@ -196,7 +196,7 @@ func TestSmallCapacityReclaimsTheActiveSegment(t *testing.T) {
 	var err error
 	n := 0
 	for ; err == nil; n++ {
-		_, _, err = l.Append(payload(n), 1, time.Now(), false)
+		_, _, err = l.Append(payload(n), 1, time.Now(), NoClaim)
 	}
 	require.ErrorIs(t, err, ErrFull)
 	var ps []Pos
@@ -206,12 +206,12 @@ func TestSmallCapacityReclaimsTheActiveSegment(t *testing.T) {
 	require.Len(t, ps, n-1)
 	require.NoError(t, l.Ack(ps))
 	for i := range n - 1 {
-		_, _, err := l.Append(payload(i), 1, time.Now(), false)
+		_, _, err := l.Append(payload(i), 1, time.Now(), NoClaim)
 		require.NoError(t, err, "append %d after everything was delivered", i)
 	}
 
 	// Unread records keep their space.
-	_, _, err = l.Append(payload(0), 1, time.Now(), false)
+	_, _, err = l.Append(payload(0), 1, time.Now(), NoClaim)
 	require.ErrorIs(t, err, ErrFull)
 
 	for _, c := range []struct{ capacity, segment int64 }{
@@ -249,6 +249,6 @@ func TestFailedFsyncFailsTheAppendInFlight(t *testing.T) {
 	close(fs.release)
 	require.ErrorIs(t, <-second, syscall.EIO, "the append in flight during the failed fsync")
 
-	_, _, err := l.Append(payload(3), 3, time.Now(), false)
+	_, _, err := l.Append(payload(3), 3, time.Now(), NoClaim)
 	require.NoError(t, err)
 }

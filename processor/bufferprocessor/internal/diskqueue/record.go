@@ -20,15 +20,15 @@ import (
 const (
 	headerSize = 24
 	magic      = uint32(0x31424754) // "TGB1" little endian
-	// MaxRecordBytes bounds one payload: a length field above it is treated as corruption, never
+	// maxRecordBytes bounds one payload: a length field above it is treated as corruption, never
 	// as an allocation request, because the bytes on disk are untrusted.
-	MaxRecordBytes = 256 << 20
+	maxRecordBytes = 256 << 20
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// ErrCorrupt reports a record whose header or checksum does not verify.
-var ErrCorrupt = errors.New("corrupt record")
+// errCorrupt reports a record whose header or checksum does not verify.
+var errCorrupt = errors.New("corrupt record")
 
 // header is the decoded fixed part of a record.
 type header struct {
@@ -49,7 +49,7 @@ func appendRecord(dst, payload []byte, spans uint32, unixNano int64) []byte {
 func encodeHeader(payload []byte, spans uint32, unixNano int64) [headerSize]byte {
 	var h [headerSize]byte
 	binary.LittleEndian.PutUint32(h[0:4], magic)
-	binary.LittleEndian.PutUint32(h[8:12], uint32(len(payload))) //nolint:gosec // bounded by MaxRecordBytes in Append
+	binary.LittleEndian.PutUint32(h[8:12], uint32(len(payload))) //nolint:gosec // bounded by maxRecordBytes in Append
 	binary.LittleEndian.PutUint32(h[12:16], spans)
 	binary.LittleEndian.PutUint64(h[16:24], uint64(unixNano)) //nolint:gosec // bit pattern round-trips
 	crc := crc32.Update(crc32.Checksum(h[8:24], castagnoli), castagnoli, payload)
@@ -61,10 +61,10 @@ func encodeHeader(payload []byte, spans uint32, unixNano int64) [headerSize]byte
 // a non-zero length and the length bound against the bytes that remain (avail, after the header).
 func parseHeader(b []byte, avail int64) (header, error) {
 	if len(b) < headerSize {
-		return header{}, fmt.Errorf("%w: short header (%d bytes)", ErrCorrupt, len(b))
+		return header{}, fmt.Errorf("%w: short header (%d bytes)", errCorrupt, len(b))
 	}
 	if binary.LittleEndian.Uint32(b[0:4]) != magic {
-		return header{}, fmt.Errorf("%w: bad magic", ErrCorrupt)
+		return header{}, fmt.Errorf("%w: bad magic", errCorrupt)
 	}
 	h := header{
 		crc:      binary.LittleEndian.Uint32(b[4:8]),
@@ -72,8 +72,8 @@ func parseHeader(b []byte, avail int64) (header, error) {
 		spans:    binary.LittleEndian.Uint32(b[12:16]),
 		unixNano: int64(binary.LittleEndian.Uint64(b[16:24])), //nolint:gosec // bit pattern round-trips
 	}
-	if h.length == 0 || h.length > MaxRecordBytes || int64(h.length) > avail {
-		return header{}, fmt.Errorf("%w: length %d out of bounds (%d bytes available)", ErrCorrupt, h.length, avail)
+	if h.length == 0 || h.length > maxRecordBytes || int64(h.length) > avail {
+		return header{}, fmt.Errorf("%w: length %d out of bounds (%d bytes available)", errCorrupt, h.length, avail)
 	}
 	return h, nil
 }
@@ -82,30 +82,7 @@ func parseHeader(b []byte, avail int64) (header, error) {
 func (h header) verify(hdr, payload []byte) error {
 	crc := crc32.Update(crc32.Checksum(hdr[8:24], castagnoli), castagnoli, payload)
 	if crc != h.crc {
-		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+		return fmt.Errorf("%w: checksum mismatch", errCorrupt)
 	}
 	return nil
-}
-
-// DecodeRecord decodes one record from the start of b and returns its payload (aliasing b), span
-// count, enqueue time and total encoded size. Any malformed input yields an error wrapping
-// ErrCorrupt, never a panic: the bytes come from disk and are untrusted.
-func DecodeRecord(b []byte) (payload []byte, spans uint32, unixNano int64, size int, err error) {
-	if len(b) < headerSize {
-		return nil, 0, 0, 0, fmt.Errorf("%w: short header (%d bytes)", ErrCorrupt, len(b))
-	}
-	h, err := parseHeader(b[:headerSize], int64(len(b)-headerSize))
-	if err != nil {
-		return nil, 0, 0, 0, err
-	}
-	payload = b[headerSize : headerSize+int(h.length)]
-	if err := h.verify(b[:headerSize], payload); err != nil {
-		return nil, 0, 0, 0, err
-	}
-	return payload, h.spans, h.unixNano, headerSize + int(h.length), nil
-}
-
-// EncodeRecord returns the on-disk encoding of payload.
-func EncodeRecord(payload []byte, spans uint32, unixNano int64) []byte {
-	return appendRecord(make([]byte, 0, headerSize+len(payload)), payload, spans, unixNano)
 }

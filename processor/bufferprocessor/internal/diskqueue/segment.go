@@ -128,11 +128,22 @@ type readResult struct {
 	counted bool  // corrupt, but the header was plausible, so a header scan counted it
 }
 
-// readAt reads the record at off, which must be below end. With verify false only the header is
-// read (the Open scan); with verify true the payload is read and checked. acked says the record
-// at off was delivered: if it is damaged, its length is not trusted even when it leads to another
-// header (its data is not needed, and a damaged length may reach over records still to deliver).
-func readAt(f File, off, end int64, verify, acked bool) (readResult, error) {
+// readMode is how much readAt reads and checks.
+type readMode uint8
+
+const (
+	// readHeaderOnly reads the header only (the Open scan).
+	readHeaderOnly readMode = iota
+	// readVerify reads the payload too and checks it.
+	readVerify
+	// readAcked is readVerify for a record delivered before the restart: if it is damaged, its
+	// length is not trusted even when it leads to another header (its data is not needed, and a
+	// damaged length may reach over records still to deliver).
+	readAcked
+)
+
+// readAt reads the record at off, which must be below end, as mode says.
+func readAt(f File, off, end int64, mode readMode) (readResult, error) {
 	if end-off < headerSize {
 		return readResult{next: end, corrupt: true}, nil
 	}
@@ -146,7 +157,7 @@ func readAt(f File, off, end int64, verify, acked bool) (readResult, error) {
 		return readResult{next: next, corrupt: true}, rerr
 	}
 	next := off + headerSize + int64(h.length)
-	if !verify {
+	if mode == readHeaderOnly {
 		return readResult{hdr: h, next: next}, nil
 	}
 	payload := make([]byte, h.length)
@@ -156,7 +167,7 @@ func readAt(f File, off, end int64, verify, acked bool) (readResult, error) {
 	if h.verify(hb[:], payload) != nil {
 		// A bad checksum under a plausible header is usually a damaged payload: if the length leads
 		// to another header (or the end), trust it; otherwise search for the next record.
-		if acked || !plausibleAt(f, next, end) {
+		if mode == readAcked || !plausibleAt(f, next, end) {
 			if next, err = resync(f, off+1, end); err != nil {
 				return readResult{}, err
 			}
