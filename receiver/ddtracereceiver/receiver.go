@@ -31,15 +31,13 @@ type ddReceiver struct {
 	obsrep     *receiverhelper.ObsReport
 	telemetry  *metadata.TelemetryBuilder
 	translator *translator.Translator
-	info       []byte // the /info body
-	state      string // Datadog-Agent-State: SHA-256 of info
-	slots      chan struct{}
+	info       []byte        // the /info body
+	state      string        // Datadog-Agent-State: SHA-256 of info
+	slots      chan struct{} // max_concurrent_requests: one token per request being read or decoded
 	// decodeMemory is the decode_memory_mib budget, in bytes, shared by the requests in progress.
 	decodeMemory *semaphore.Weighted
-	buffers      sync.Pool
-	// clientDropWarned: endpoints whose tracers were told (in the log) that they drop unsampled
-	// traces themselves.
-	clientDropWarned sync.Map
+	bodies       bodyBuffers
+	warnings     onceWarner
 
 	server *http.Server
 	wg     sync.WaitGroup
@@ -66,6 +64,8 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddR
 		info:       info, state: state,
 		slots:        make(chan struct{}, cfg.MaxConcurrentRequests),
 		decodeMemory: semaphore.NewWeighted(cfg.DecodeMemoryMiB << 20),
+		bodies:       bodyBuffers{maxBody: cfg.MaxRequestBodySize},
+		warnings:     onceWarner{logger: set.Logger},
 	}, nil
 }
 

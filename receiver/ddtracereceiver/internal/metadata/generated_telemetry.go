@@ -23,14 +23,16 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                                metric.Meter
-	mu                                   sync.Mutex
-	registrations                        []metric.Registration
-	ReceiverDdtraceClientDroppedP0Spans  metric.Int64Counter
-	ReceiverDdtraceClientDroppedP0Traces metric.Int64Counter
-	ReceiverDdtraceRequestSize           metric.Int64Histogram
-	ReceiverDdtraceRequests              metric.Int64Counter
-	ReceiverDdtraceSpans                 metric.Int64Counter
+	meter                                 metric.Meter
+	mu                                    sync.Mutex
+	registrations                         []metric.Registration
+	ReceiverDdtraceClientDroppedP0Spans   metric.Int64Counter
+	ReceiverDdtraceClientDroppedP0Traces  metric.Int64Counter
+	ReceiverDdtraceEventAttributesDropped metric.Int64Counter
+	ReceiverDdtraceRequestSize            metric.Int64Histogram
+	ReceiverDdtraceRequests               metric.Int64Counter
+	ReceiverDdtraceRequestsRejected       metric.Int64Counter
+	ReceiverDdtraceSpans                  metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -74,6 +76,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{trace}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ReceiverDdtraceEventAttributesDropped, err = builder.meter.Int64Counter(
+		"otelcol.receiver.ddtrace.event_attributes.dropped",
+		metric.WithDescription("Span event attributes past the 128 an event keeps, dropped (each event also counts its own in dropped_attributes_count). [Alpha]"),
+		metric.WithUnit("{attribute}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverDdtraceRequestSize, err = builder.meter.Int64Histogram(
 		"otelcol.receiver.ddtrace.request.size",
 		metric.WithDescription("Size of trace request bodies as received. [Alpha]"),
@@ -84,6 +92,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ReceiverDdtraceRequests, err = builder.meter.Int64Counter(
 		"otelcol.receiver.ddtrace.requests",
 		metric.WithDescription("Trace intake requests by endpoint version and reply status. [Alpha]"),
+		metric.WithUnit("{request}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverDdtraceRequestsRejected, err = builder.meter.Int64Counter(
+		"otelcol.receiver.ddtrace.requests.rejected",
+		metric.WithDescription("Trace requests not taken, by cause (reason). Bad requests - payload_too_large, read_timeout, unexpected_eof, unreadable_body, undecodable, unsupported_media_type, cross_site, method_not_allowed, permanent_error; refusals - queue_timeout, decode_memory, pipeline_refused, client_gone. Only the first of each cause is logged. [Alpha]"),
 		metric.WithUnit("{request}"),
 	)
 	errs = errors.Join(errs, err)

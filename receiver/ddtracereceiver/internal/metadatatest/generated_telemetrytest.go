@@ -53,6 +53,22 @@ func AssertEqualReceiverDdtraceClientDroppedP0Traces(t *testing.T, tt *component
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualReceiverDdtraceEventAttributesDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol.receiver.ddtrace.event_attributes.dropped",
+		Description: "Span event attributes past the 128 an event keeps, dropped (each event also counts its own in dropped_attributes_count). [Alpha]",
+		Unit:        "{attribute}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol.receiver.ddtrace.event_attributes.dropped")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualReceiverDdtraceRequestSize(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol.receiver.ddtrace.request.size",
@@ -80,6 +96,22 @@ func AssertEqualReceiverDdtraceRequests(t *testing.T, tt *componenttest.Telemetr
 		},
 	}
 	got, err := tt.GetMetric("otelcol.receiver.ddtrace.requests")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualReceiverDdtraceRequestsRejected(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol.receiver.ddtrace.requests.rejected",
+		Description: "Trace requests not taken, by cause (reason). Bad requests - payload_too_large, read_timeout, unexpected_eof, unreadable_body, undecodable, unsupported_media_type, cross_site, method_not_allowed, permanent_error; refusals - queue_timeout, decode_memory, pipeline_refused, client_gone. Only the first of each cause is logged. [Alpha]",
+		Unit:        "{request}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol.receiver.ddtrace.requests.rejected")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

@@ -21,8 +21,10 @@ func TestSetupTelemetry(t *testing.T) {
 	defer tb.Shutdown()
 	tb.ReceiverDdtraceClientDroppedP0Spans.Add(context.Background(), 1)
 	tb.ReceiverDdtraceClientDroppedP0Traces.Add(context.Background(), 1)
+	tb.ReceiverDdtraceEventAttributesDropped.Add(context.Background(), 1)
 	tb.ReceiverDdtraceRequestSize.Record(context.Background(), 1)
 	tb.ReceiverDdtraceRequests.Add(context.Background(), 1)
+	tb.ReceiverDdtraceRequestsRejected.Add(context.Background(), 1)
 	tb.ReceiverDdtraceSpans.Add(context.Background(), 1)
 	AssertEqualReceiverDdtraceClientDroppedP0Spans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
@@ -30,10 +32,16 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualReceiverDdtraceClientDroppedP0Traces(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
+	AssertEqualReceiverDdtraceEventAttributesDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverDdtraceRequestSize(t, testTel,
 		[]metricdata.HistogramDataPoint[int64]{{}}, metricdatatest.IgnoreValue(),
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverDdtraceRequests(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualReceiverDdtraceRequestsRejected(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverDdtraceSpans(t, testTel,

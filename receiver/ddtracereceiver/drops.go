@@ -1,0 +1,65 @@
+// Counts of data lost without a failed request (invalid spans, event attributes past the limit,
+// traces the tracer dropped itself): nothing else would show them.
+
+package ddtracereceiver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
+)
+
+// countDropped counts the spans the translation dropped as invalid, per reason, and warns on the
+// first of each reason.
+func (r *ddReceiver) countDropped(ctx context.Context, ep endpoint, dropped map[string]int) {
+	for reason, n := range dropped {
+		r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(n), metric.WithAttributes(
+			attribute.String("endpoint", ep.name), attribute.String("outcome", "dropped"), attribute.String("reason", reason)))
+		r.warnings.warn("dropped_spans/"+reason, "otelcol.receiver.ddtrace.spans{outcome=dropped}", "invalid spans dropped",
+			zap.String("endpoint", ep.name), zap.String("reason", reason), zap.Int("spans", n))
+	}
+}
+
+// countDroppedEventAttributes counts span event attributes past translator.MaxEventAttributes
+// (also in each event's dropped_attributes_count, which reaches Elasticsearch).
+func (r *ddReceiver) countDroppedEventAttributes(ctx context.Context, ep endpoint, n int) {
+	if n == 0 {
+		return
+	}
+	r.telemetry.ReceiverDdtraceEventAttributesDropped.Add(ctx, int64(n), metric.WithAttributes(attribute.String("endpoint", ep.name)))
+	r.warnings.warn("event_attributes", "otelcol.receiver.ddtrace.event_attributes.dropped", "span event attributes past the limit dropped",
+		zap.String("endpoint", ep.name), zap.Int("attributes", n), zap.Int("limit_per_event", translator.MaxEventAttributes))
+}
+
+// countClientDrops records what the tracer says it dropped itself before sending (unsampled
+// traces; tracegate's /info asks no tracer to, but dd-trace-py with client-side stats on does),
+// and warns once per endpoint: those spans never reach tracegate, so nothing else shows them.
+func (r *ddReceiver) countClientDrops(ctx context.Context, req *http.Request, ep endpoint, epAttr attribute.KeyValue) {
+	spans := headerCount(req, "Datadog-Client-Dropped-P0-Spans")
+	traces := headerCount(req, "Datadog-Client-Dropped-P0-Traces")
+	if spans == 0 && traces == 0 {
+		return
+	}
+	r.telemetry.ReceiverDdtraceClientDroppedP0Spans.Add(ctx, spans, metric.WithAttributes(epAttr))
+	r.telemetry.ReceiverDdtraceClientDroppedP0Traces.Add(ctx, traces, metric.WithAttributes(epAttr))
+	r.warnings.warn("client_dropped_p0/"+ep.name, "otelcol.receiver.ddtrace.client.dropped_p0_spans",
+		"a tracer drops unsampled traces before sending them; they never reach tracegate. Turn its client-side stats off "+
+			"(DD_TRACE_STATS_COMPUTATION_ENABLED / DD_TRACE_COMPUTE_STATS=false) to receive every trace",
+		zap.String("endpoint", ep.name), zap.String("lang", req.Header.Get("Datadog-Meta-Lang")),
+		zap.Int64("spans", spans), zap.Int64("traces", traces))
+}
+
+// headerCount reads a non-negative count header; anything else counts as 0.
+func headerCount(req *http.Request, name string) int64 {
+	n, err := strconv.ParseInt(req.Header.Get(name), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}

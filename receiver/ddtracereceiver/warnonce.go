@@ -1,0 +1,27 @@
+// Once-per-cause warnings: a flood of bad or refused requests costs counters, not log lines.
+
+package ddtracereceiver
+
+import (
+	"sync"
+
+	"go.uber.org/zap"
+)
+
+// onceWarner logs the first occurrence of each cause; every occurrence is counted in a metric,
+// which the line names so an operator knows where the rest went.
+type onceWarner struct {
+	logger *zap.Logger
+	seen   sync.Map // cause key → struct{}; the keys are a fixed set (causes, reasons, endpoints)
+}
+
+// warn logs msg at warn level the first time key is seen and reports whether it did.
+func (o *onceWarner) warn(key, countedIn, msg string, fields ...zap.Field) bool {
+	if _, seen := o.seen.LoadOrStore(key, struct{}{}); seen {
+		return false
+	}
+	all := make([]zap.Field, 0, len(fields)+1)
+	all = append(append(all, fields...), zap.String("repeats", "not logged again; all are counted in "+countedIn))
+	o.logger.Warn(msg, all...)
+	return true
+}
