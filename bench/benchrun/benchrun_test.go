@@ -154,7 +154,7 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 		{"exporters::elasticsearch (without credentials)", defES, get(mem, "exporters", "elasticsearch")},
 		{"the traces pipeline's processors", get(def, "service", "pipelines", "traces", "processors"), get(mem, "service", "pipelines", "traces", "processors")},
 		// Recording the collector's own traces cost the HTTP receivers up to a quarter of their throughput
-		// (docs/benchmarks.md, "Internal traces off").
+		// (docs/design.md).
 		{"service::telemetry::traces", get(def, "service", "telemetry", "traces"), get(mem, "service", "telemetry", "traces")},
 		{"service::telemetry::traces (floor)", get(def, "service", "telemetry", "traces"), get(floor, "service", "telemetry", "traces")},
 	} {

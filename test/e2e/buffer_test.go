@@ -132,7 +132,7 @@ func checkAllAckedArrived(t *testing.T, g *gateway, l *otlpLoad, timeout time.Du
 	return dups
 }
 
-// TestBufferRidesOutElasticsearchOutage is issue 4's first binary test: with configs/default.yaml,
+// TestBufferRidesOutElasticsearchOutage is the buffer's outage test through the binary: with configs/default.yaml,
 // Elasticsearch refuses connections for 30 s while clients keep sending; once it is back, every
 // span tracegate acknowledged arrives.
 func TestBufferRidesOutElasticsearchOutage(t *testing.T) {

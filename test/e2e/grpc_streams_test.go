@@ -1,6 +1,6 @@
 package e2e
 
-// Issue 7, hostile input on the gRPC receivers: one connection opening streams that never finish.
+// Hostile input on the gRPC receivers: one connection opening streams that never finish.
 // gRPC-Go accepts 2^32 concurrent streams per connection unless told otherwise; configs/ set
 // max_concurrent_streams, and this test proves the server advertises and enforces it.
 

@@ -1,6 +1,6 @@
 package e2e
 
-// Issue 7, hostile input on every receiver through the built binary (configs/default.yaml):
+// Hostile input on every receiver through the built binary (configs/default.yaml):
 // truncated, oversized and mislabelled bodies, gzip bombs, length headers claiming huge sizes,
 // deeply nested JSON and protobuf, invalid UTF-8, slow clients, 10,000 concurrent connections.
 // Every request must get a 4xx (gRPC: a non-OK status) or a closed connection, never a crash or a

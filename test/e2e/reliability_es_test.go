@@ -102,7 +102,7 @@ type faultScenario struct {
 	fault  esstandin.Faults
 	during func(ctx context.Context, g *gateway)
 	// lossy: Elasticsearch's per-document refusals after the exporter's retries are dropped by the
-	// contrib exporter (DESIGN.md): the test asserts that every missing span was counted as such.
+	// contrib exporter (docs/design.md): the test asserts that every missing span was counted as such.
 	lossy bool
 	// loadFor replaces faultDuration() as the length of the load.
 	loadFor time.Duration

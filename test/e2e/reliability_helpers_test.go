@@ -1,6 +1,6 @@
 package e2e
 
-// Helpers shared by the reliability, hostile-input and security tests (issue 7).
+// Helpers shared by the reliability, hostile-input and security tests (docs/reliability.md).
 
 import (
 	"bufio"

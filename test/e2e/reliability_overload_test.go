@@ -1,6 +1,6 @@
 package e2e
 
-// Issue 7, overload and process signals through the built binary.
+// Overload and process signals through the built binary.
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 package e2e
 
-// Issue 7, security through the built binary: TLS on every TCP receiver and towards
+// Security through the built binary: TLS on every TCP receiver and towards
 // Elasticsearch with certificates generated here, optional client authentication with the
 // bearertokenauth and basicauth extensions (secrets from the environment), and pprof/zpages bound
 // to localhost in every shipped config.

@@ -9,7 +9,7 @@ import (
 	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
 
-// TestTracegenEveryProtocolArrives is the benchmark suite's correctness check (issue 5): a short
+// TestTracegenEveryProtocolArrives is the benchmark suite's correctness check: a short
 // tracegen run (10 clients x 50 requests x 10 spans) per protocol through bin/tracegate with
 // configs/default.yaml, and every span must reach Elasticsearch exactly once. It never looks at
 // speed.
