@@ -10,9 +10,8 @@ import (
 	"time"
 )
 
-// decodeExpansion is the memory a request reserves per byte of body before decoding: the most a
-// crafted body within the decoders' 32 × budget takes decoded and translated (v0.5 spans of 13
-// bytes, all ids set: 54 ×, TestDecodeMemoryReservationCoversTheWorstBody), with a margin.
+// decodeExpansion is the memory reserved per body byte before decoding: the worst crafted body
+// takes 54 × decoded and translated (TestDecodeMemoryReservationCoversTheWorstBody), plus a margin.
 const decodeExpansion = 64
 
 // admitSlot takes a decoder slot within deadline, or drains the body and returns why not: the
@@ -68,9 +67,7 @@ func (r *ddReceiver) admitDecode(ctx context.Context, bodyLen int, deadline time
 }
 
 // reserveDecodeMemory takes decodeExpansion × bodyLen of decode_memory_mib (all of it when that is
-// more), waiting until deadline, what is left of queue_timeout (at once when there is room, also
-// past the deadline). It returns what it took; false: no room came in time, or the client went
-// away.
+// more), waiting until deadline; room free now is taken even past it. false: none came in time.
 func (r *ddReceiver) reserveDecodeMemory(ctx context.Context, bodyLen int, deadline time.Time) (int64, bool) {
 	n := min(int64(bodyLen)*decodeExpansion, r.cfg.DecodeMemoryMiB<<20)
 	if r.decodeMemory.TryAcquire(n) {

@@ -37,9 +37,8 @@ func (r *ddReceiver) countDroppedEventAttributes(ctx context.Context, ep endpoin
 		zap.String("endpoint", ep.name), zap.Int("attributes", n), zap.Int("limit_per_event", translator.MaxEventAttributes))
 }
 
-// countClientDrops records what the tracer says it dropped itself before sending (unsampled
-// traces; tracegate's /info asks no tracer to, but dd-trace-py with client-side stats on does),
-// and warns once per endpoint: those spans never reach tracegate, so nothing else shows them.
+// countClientDrops records the unsampled traces a tracer says it dropped before sending
+// (dd-trace-py with client-side stats does, whatever /info says); nothing else would show them.
 func (r *ddReceiver) countClientDrops(ctx context.Context, req *http.Request, ep endpoint, epAttr attribute.KeyValue) {
 	spans := headerCount(req, "Datadog-Client-Dropped-P0-Spans")
 	traces := headerCount(req, "Datadog-Client-Dropped-P0-Traces")

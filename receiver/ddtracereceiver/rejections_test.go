@@ -25,15 +25,10 @@ import (
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
-// observedReceiver is a receiver whose telemetry (through the generated metadatatest settings)
-// and warnings the test reads.
+// observedReceiver is a receiver whose telemetry and warnings the test reads.
 func observedReceiver(t *testing.T, cfg *Config, next *consumertest.TracesSink) (*ddReceiver, *componenttest.Telemetry, *observer.ObservedLogs) {
 	t.Helper()
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	set := metadatatest.NewSettings(tel)
-	core, logs := observer.New(zap.WarnLevel)
-	set.Logger = zap.New(core)
+	set, tel, logs := observedSettings(t)
 	r, err := newReceiver(cfg, set, next)
 	require.NoError(t, err)
 	return r, tel, logs

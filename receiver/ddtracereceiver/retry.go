@@ -29,12 +29,9 @@ func (r *ddReceiver) consume(ctx context.Context, td ptrace.Traces, spans int, a
 	return err
 }
 
-// consumeWaiting hands td to the pipeline and, while the pipeline refuses it with a retryable
-// error, offers it again until refusal_wait has passed (or the client went away). Permanent
-// errors are returned at once. Each re-offer is a fresh translation (again): a processor before
-// the one that refused may have changed td in place, and must not see its own change twice.
-// A pipeline fanned out to several exporters may have taken td in one of them before another
-// refused it: the re-offer then duplicates it there, as a tracer's own retry would.
+// consumeWaiting offers td again while the pipeline refuses it with a retryable error, until
+// refusal_wait has passed or the client went away. Each re-offer is a fresh translation (again):
+// a processor before the refusing one may have changed td in place.
 func (r *ddReceiver) consumeWaiting(ctx context.Context, td ptrace.Traces, again func() ptrace.Traces) error {
 	deadline := time.Now().Add(r.cfg.RefusalWait)
 	backoff := firstRefusalBackoff
