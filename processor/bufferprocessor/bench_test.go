@@ -105,7 +105,7 @@ func BenchmarkDiskEngine(b *testing.B) {
 			b.SetBytes(int64(len(payload)))
 			b.ResetTimer()
 			for range b.N {
-				if _, _, err := l.Append(payload, 2048, time.Now(), false); err != nil {
+				if _, _, err := l.Append(payload, 2048, time.Now(), diskqueue.NoClaim); err != nil {
 					b.Fatal(err)
 				}
 				r, ok, err := l.Next()
@@ -181,7 +181,7 @@ func BenchmarkReplayDrain(b *testing.B) {
 	l, _, err := diskqueue.Open(diskqueue.Options{Dir: dir, CapacityBytes: 8 << 30, Fsync: diskqueue.FsyncNever})
 	require.NoError(b, err)
 	for range b.N {
-		_, _, err := l.Append(payload, 100, time.Now(), false)
+		_, _, err := l.Append(payload, 100, time.Now(), diskqueue.NoClaim)
 		require.NoError(b, err)
 	}
 	require.NoError(b, l.Close())
@@ -358,7 +358,7 @@ func BenchmarkReplayVsLive(b *testing.B) {
 				l, _, err := diskqueue.Open(diskqueue.Options{Dir: dir, CapacityBytes: 1 << 30, Fsync: diskqueue.FsyncNever})
 				require.NoError(b, err)
 				for range records {
-					_, _, err := l.Append(payload, spansPer, time.Now(), false)
+					_, _, err := l.Append(payload, spansPer, time.Now(), diskqueue.NoClaim)
 					require.NoError(b, err)
 				}
 				require.NoError(b, l.Close())

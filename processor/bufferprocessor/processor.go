@@ -31,7 +31,7 @@ type bufferProcessor struct {
 	fs diskqueue.FS
 
 	q       *queue
-	backlog *backlog // the next consumer failing: see backlog
+	breaker *circuitBreaker // opens while the next consumer fails
 	log     *diskqueue.Log
 	wg      sync.WaitGroup
 	ctx     context.Context // for metric recording only; never cancelled
@@ -104,9 +104,17 @@ func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
 				zap.Int64("duplicates_possible", st.DuplicatesPossible), zap.Int64("damaged_regions", st.Corrupt))
 		}
 	}
-	p.q = newQueue(p.cfg.Buffer, p.log, writeAhead, p.cfg.WhenFull == WhenFullDropOldest, p.cfg.MaxBatchWait, p.countDrop, p.logger)
-	p.q.fullWait = p.cfg.FullWait
-	p.backlog = newBacklog(p.cfg.Retry)
+	p.q = newQueue(queueSettings{
+		maxBatches: p.cfg.Buffer,
+		log:        p.log,
+		writeAhead: writeAhead,
+		dropOldest: p.cfg.WhenFull == WhenFullDropOldest,
+		batchWait:  p.cfg.MaxBatchWait,
+		fullWait:   p.cfg.FullWait,
+		onDrop:     p.countDrop,
+		logger:     p.logger,
+	})
+	p.breaker = newCircuitBreaker(p.cfg.Retry)
 	if err := p.registerGauges(); err != nil {
 		return errors.Join(err, p.closeLog())
 	}
@@ -181,7 +189,7 @@ func (p *bufferProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 		return fmt.Errorf("buffer processor: not started: %w", ErrShuttingDown)
 	}
 	// The pipeline releases td when this returns (with pdata.useProtoPooling, into pdata's pools
-	// for the next request); a batch kept in memory needs a reference of its own.
+	// for the next call); a batch kept in memory needs a reference of its own.
 	pref.RefTraces(td)
 	kept, err := p.q.push(ctx, td)
 	if !kept {

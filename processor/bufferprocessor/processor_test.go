@@ -198,7 +198,7 @@ func TestReplayUsesAllThreads(t *testing.T) {
 	for i := range records {
 		payload, err := m.MarshalTraces(makeTraces(i))
 		require.NoError(t, err)
-		_, _, err = l.Append(payload, 1, time.Now(), false)
+		_, _, err = l.Append(payload, 1, time.Now(), diskqueue.NoClaim)
 		require.NoError(t, err)
 	}
 	require.NoError(t, l.Close())

@@ -38,15 +38,16 @@ const (
 	reasonUndecodable = "undecodable"
 )
 
-// item is one queued batch. In memory it holds td, or the serialized payload while the next
-// consumer fails (see enterBacklog); read back from disk it holds the undecoded payload. onDisk
-// items own a disk record that must be acknowledged once delivered or dropped.
+// batch is one queued batch: what one ConsumeTraces call handed over, or one record read back
+// from disk. In memory it holds td, or the serialized payload while the circuit breaker is not
+// closed (see attemptFailed); read back from disk it holds the undecoded payload. A batch onDisk
+// owns a disk record that must be acknowledged once delivered or dropped.
 //
-// An item's td carries one pdata reference of the buffer's (pref): ConsumeTraces takes it, because
-// the pipeline releases a request's data when ConsumeTraces returns, and with the collector's
-// pdata.useProtoPooling gate that returns its memory to pdata's pools for the next request.
-// release gives the reference back once the buffer is done with the batch.
-type item struct {
+// A batch's td carries one pdata reference of the buffer's (pref): ConsumeTraces takes it, because
+// the pipeline releases the data it handed over when ConsumeTraces returns, and with the
+// collector's pdata.useProtoPooling gate that returns its memory to pdata's pools for the next
+// call. release gives the reference back once the buffer is done with the batch.
+type batch struct {
 	td       ptrace.Traces
 	payload  []byte
 	spans    int64
@@ -56,73 +57,80 @@ type item struct {
 	onDisk   bool
 }
 
-// release gives back the item's reference to its td, once (see item).
-func (it *item) release() {
-	if it.td != (ptrace.Traces{}) {
-		pref.UnrefTraces(it.td)
-		it.td = ptrace.Traces{}
+// release gives back the batch's reference to its td, once (see batch).
+func (b *batch) release() {
+	if b.td != (ptrace.Traces{}) {
+		pref.UnrefTraces(b.td)
+		b.td = ptrace.Traces{}
 	}
 }
 
-// queue is the memory queue in front of the optional disk log.
-type queue struct {
-	mu       sync.Mutex
-	cond     *sync.Cond
-	items    []item
-	head     int
-	memSpans int64
-	memBytes int64
-	// claimItems and claimBytes are memory places reserved by write_ahead appends that may claim
-	// their record: the decision is taken before the (unlocked) write and fsync, so without the
-	// reservation concurrent appends could all decide there is room and overfill the queue.
-	claimItems int
-	claimBytes int64
-	maxItems   int
-	// fullWait (full_wait) holds a batch that finds the memory-only queue full; roomFreed is
-	// closed (and forgotten) when a batch leaves memory, waking those waiting for room.
-	fullWait  time.Duration
-	roomFreed chan struct{}
-
+// queueSettings configure a queue; fixed once it is made.
+type queueSettings struct {
+	maxBatches int            // queue_size
 	log        *diskqueue.Log // nil: memory only
-	writeAhead bool
-	dropOldest bool
-	closed     bool // intake stopped
-	stopped    bool // workers must stop taking items
-
+	writeAhead bool           // storage.mode write_ahead: every batch goes to disk first
+	dropOldest bool           // when_full drop_oldest
 	// batchWait (max_batch_wait) lets queued batches gather into one delivery: workers leave
 	// fewer than a delivery's worth of spans in memory until the oldest has waited this long.
 	batchWait time.Duration
-	wake      *time.Timer // wakes the workers when the oldest batch's wait is over
-	wakeAt    time.Time
-
-	// backlog is set while the next consumer fails (see enterBacklog): batches are then queued
-	// serialized. spillNext is where spill's pass over items has got to, under mu.
-	backlog   atomic.Bool
-	spillNext int
-
-	onDrop func(reason string, spans int64)
-	logger *zap.Logger
+	// fullWait (full_wait) holds a batch that finds the memory-only queue full.
+	fullWait time.Duration
+	onDrop   func(reason string, spans int64)
+	logger   *zap.Logger
 }
 
-func newQueue(maxItems int, log *diskqueue.Log, writeAhead, dropOldest bool, batchWait time.Duration, onDrop func(string, int64), logger *zap.Logger) *queue {
-	q := &queue{maxItems: maxItems, log: log, writeAhead: writeAhead, dropOldest: dropOldest, batchWait: batchWait, onDrop: onDrop, logger: logger}
+// queue is the memory queue in front of the optional disk log. Everything below the settings is
+// under mu.
+type queue struct {
+	queueSettings
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	batches  []batch
+	head     int
+	memSpans int64
+	memBytes int64
+	// claimBatches and claimBytes are memory places reserved by write_ahead appends that may claim
+	// their record: the decision is taken before the (unlocked) write and fsync, so without the
+	// reservation concurrent appends could all decide there is room and overfill the queue.
+	claimBatches int
+	claimBytes   int64
+	// roomFreed is closed (and forgotten) when a batch leaves memory, waking those waiting for
+	// room (full_wait).
+	roomFreed chan struct{}
+
+	closed  bool // intake stopped
+	stopped bool // workers must stop taking batches
+
+	wake   *time.Timer // wakes the workers when the oldest batch's max_batch_wait is over
+	wakeAt time.Time
+
+	// breakerOpen is set while the circuit breaker is not closed (see attemptFailed): batches are
+	// then queued serialized. spillNext is where spill's pass over batches has got to, under mu.
+	breakerOpen atomic.Bool
+	spillNext   int
+}
+
+func newQueue(set queueSettings) *queue {
+	q := &queue{queueSettings: set}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
 
-func (q *queue) lenLocked() int { return len(q.items) - q.head }
+func (q *queue) lenLocked() int { return len(q.batches) - q.head }
 
 // fitsLocked reports whether a batch of size bytes fits in memory now, counting the places that
 // write_ahead appends in progress reserved.
 func (q *queue) fitsLocked(size int64) bool {
-	n := q.lenLocked() + q.claimItems
-	return n < q.maxItems && (n == 0 || q.memBytes+q.claimBytes+size <= maxMemoryBytes)
+	n := q.lenLocked() + q.claimBatches
+	return n < q.maxBatches && (n == 0 || q.memBytes+q.claimBytes+size <= maxMemoryBytes)
 }
 
-func (q *queue) pushLocked(it item) {
-	q.items = append(q.items, it)
-	q.memSpans += it.spans
-	q.memBytes += it.bytes
+func (q *queue) pushLocked(b batch) {
+	q.batches = append(q.batches, b)
+	q.memSpans += b.spans
+	q.memBytes += b.bytes
 	q.cond.Signal()
 }
 
@@ -142,109 +150,124 @@ func (q *queue) signalRoomLocked() {
 	}
 }
 
-func (q *queue) popLocked() item {
+func (q *queue) popLocked() batch {
 	q.signalRoomLocked()
-	it := q.items[q.head]
-	q.items[q.head] = item{} // release the batch for the GC
+	b := q.batches[q.head]
+	q.batches[q.head] = batch{} // release the batch for the GC
 	q.head++
-	if q.head > len(q.items)/2 && q.head > 64 {
-		q.items = append(q.items[:0], q.items[q.head:]...)
+	if q.head > len(q.batches)/2 && q.head > 64 {
+		q.batches = append(q.batches[:0], q.batches[q.head:]...)
 		q.spillNext = max(q.spillNext-q.head, 0)
 		q.head = 0
 	}
-	q.memSpans -= it.spans
-	q.memBytes -= it.bytes
-	return it
+	q.memSpans -= b.spans
+	q.memBytes -= b.bytes
+	return b
 }
 
-// pushFrontLocked returns an item a worker took but cannot use now (it did not fit a merge).
-func (q *queue) pushFrontLocked(it item) {
+// pushFrontLocked returns a batch a worker took but cannot use now (it did not fit a merge).
+func (q *queue) pushFrontLocked(b batch) {
 	if q.head > 0 {
 		q.head--
-		q.items[q.head] = it
+		q.batches[q.head] = b
 	} else {
-		q.items = append([]item{it}, q.items...)
+		q.batches = append([]batch{b}, q.batches...)
 		q.spillNext++
 	}
-	q.memSpans += it.spans
-	q.memBytes += it.bytes
+	q.memSpans += b.spans
+	q.memBytes += b.bytes
 }
 
 // push holds td (ConsumeTraces). It returns nil only once the batch is in memory or written to
 // disk per the fsync policy. kept reports whether the memory queue now holds td itself, and with
-// it the caller's reference to td (see item); otherwise the caller keeps that reference.
+// it the caller's reference to td (see batch); otherwise the caller keeps that reference.
 func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err error) {
 	spans := int64(td.SpanCount())
 	if spans == 0 {
 		return false, nil
 	}
-	var m ptrace.ProtoMarshaler
-	it := item{td: td, spans: spans, enqueued: time.Now()}
-
+	b := batch{td: td, spans: spans, enqueued: time.Now()}
 	if q.log == nil || !q.writeAhead {
-		if q.backlog.Load() {
+		if q.breakerOpen.Load() {
 			payload, err := serialize(td)
 			if err != nil {
 				return false, err
 			}
-			it.td, it.payload, it.bytes = ptrace.Traces{}, payload, int64(len(payload))
+			b.td, b.payload, b.bytes = ptrace.Traces{}, payload, int64(len(payload))
 		} else {
-			it.bytes = int64(m.TracesSize(td))
+			var m ptrace.ProtoMarshaler
+			b.bytes = int64(m.TracesSize(td))
 		}
-		var wait *time.Timer
-		for {
-			q.mu.Lock()
-			if q.closed {
-				q.mu.Unlock()
-				return false, fmt.Errorf("buffer processor: %w", ErrShuttingDown)
-			}
-			for !q.fitsLocked(it.bytes) && q.log == nil && q.dropOldest && q.lenLocked() > 0 {
-				old := q.popLocked()
-				q.drop(old, reasonFull)
-			}
-			if q.fitsLocked(it.bytes) {
-				q.pushLocked(it)
-				q.mu.Unlock()
-				return it.payload == nil, nil
-			}
-			if q.log != nil {
-				q.mu.Unlock()
-				break // overflow to disk
-			}
-			if q.fullWait <= 0 || q.dropOldest {
-				q.mu.Unlock()
-				return false, fmt.Errorf("buffer processor: memory queue holds %d batches: %w", q.maxItems, ErrFull)
-			}
-			room := q.roomLocked()
-			q.mu.Unlock()
-			if wait == nil {
-				wait = time.NewTimer(q.fullWait)
-				defer wait.Stop()
-			}
-			select {
-			case <-room: // try again
-			case <-wait.C:
-				return false, fmt.Errorf("buffer processor: memory queue held %d batches for full_wait (%v): %w", q.maxItems, q.fullWait, ErrFull)
-			case <-ctx.Done():
-				return false, fmt.Errorf("buffer processor: memory queue full until the caller gave up (%w): %w", ctx.Err(), ErrFull)
-			}
+		kept, overflow, err := q.pushToMemory(ctx, b)
+		if !overflow {
+			return kept, err
 		}
 	}
 
 	// Overflow to disk, or write-ahead. Serialise outside every lock.
-	if it.payload == nil {
+	if b.payload == nil {
 		payload, err := serialize(td)
 		if err != nil {
 			return false, err
 		}
 		// In write_ahead the size comes from the serialized payload: one pass over the batch less.
-		it.payload, it.bytes = payload, int64(len(payload))
+		b.payload, b.bytes = payload, int64(len(payload))
 	}
-	return q.appendToDisk(it)
+	return q.appendToDisk(b)
 }
 
-// serialize is the batch's protobuf form, for the disk log or a backlog (see enterBacklog); a
-// batch that cannot be serialized never will be.
+// pushToMemory holds b in the memory queue, waiting up to full_wait for room when there is no
+// storage. overflow reports that memory is full and b is for the disk log instead.
+func (q *queue) pushToMemory(ctx context.Context, b batch) (kept, overflow bool, err error) {
+	var wait *time.Timer
+	defer func() {
+		if wait != nil {
+			wait.Stop()
+		}
+	}()
+	for {
+		room, kept, overflow, err := q.tryPush(b)
+		if room == nil {
+			return kept, overflow, err
+		}
+		if wait == nil {
+			wait = time.NewTimer(q.fullWait)
+		}
+		select {
+		case <-room: // try again
+		case <-wait.C:
+			return false, false, fmt.Errorf("buffer processor: memory queue held %d batches for full_wait (%v): %w", q.maxBatches, q.fullWait, ErrFull)
+		case <-ctx.Done():
+			return false, false, fmt.Errorf("buffer processor: memory queue full until the caller gave up (%w): %w", ctx.Err(), ErrFull)
+		}
+	}
+}
+
+// tryPush makes one attempt at holding b in memory, dropping the oldest batches first when
+// when_full says so and there is no storage. room is non-nil when b may wait for room (full_wait).
+func (q *queue) tryPush(b batch) (room <-chan struct{}, kept, overflow bool, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return nil, false, false, fmt.Errorf("buffer processor: %w", ErrShuttingDown)
+	}
+	for !q.fitsLocked(b.bytes) && q.log == nil && q.dropOldest && q.lenLocked() > 0 {
+		q.drop(q.popLocked(), reasonFull)
+	}
+	switch {
+	case q.fitsLocked(b.bytes):
+		q.pushLocked(b)
+		return nil, b.payload == nil, false, nil
+	case q.log != nil:
+		return nil, false, true, nil
+	case q.fullWait <= 0 || q.dropOldest:
+		return nil, false, false, fmt.Errorf("buffer processor: memory queue holds %d batches: %w", q.maxBatches, ErrFull)
+	}
+	return q.roomLocked(), false, false, nil
+}
+
+// serialize is the batch's protobuf form, for the disk log or while the circuit breaker is not
+// closed (see attemptFailed); a batch that cannot be serialized never will be.
 func serialize(td ptrace.Traces) ([]byte, error) {
 	var m ptrace.ProtoMarshaler
 	payload, err := m.MarshalTraces(td)
@@ -254,91 +277,116 @@ func serialize(td ptrace.Traces) ([]byte, error) {
 	return payload, nil
 }
 
-// appendToDisk writes it to the log, applying when_full when the log is full. kept is as push's.
-func (q *queue) appendToDisk(it item) (kept bool, err error) {
+// appendToDisk writes b to the log as one record, applying when_full when the log is full. kept
+// is as push's.
+func (q *queue) appendToDisk(b batch) (kept bool, err error) {
 	for {
-		claim := false
-		if q.writeAhead {
-			q.mu.Lock()
-			claim = !q.closed && q.fitsLocked(it.bytes)
-			if claim {
-				q.claimItems++
-				q.claimBytes += it.bytes
-			}
-			q.mu.Unlock()
-		}
-		pos, claimed, err := q.log.Append(it.payload, it.spans, it.enqueued, claim)
-		// unreserveLocked gives the reservation back, under the same lock as the push that
-		// replaces it, so no other append sees the place free in between.
-		unreserveLocked := func() {
-			if claim {
-				q.claimItems--
-				q.claimBytes -= it.bytes
-			}
-		}
-		if err != nil {
-			q.mu.Lock()
-			unreserveLocked()
-			q.mu.Unlock()
-		}
-		switch {
-		case err != nil && claimed:
-			// Written but not synced (fsync failed): the client is told it failed and may send
-			// again, so release the record instead of pinning its segment until a restart.
-			if aerr := q.log.Ack([]diskqueue.Pos{pos}); aerr != nil {
-				err = errors.Join(err, aerr)
-			}
-		case err != nil:
-			// If it was written and only its fsync failed, it stays in the log and is delivered
-			// (the client may also send it again: a duplicate at worst): wake a worker for it.
-			q.mu.Lock()
-			q.cond.Signal()
-			q.mu.Unlock()
-		}
+		claim := q.reserveClaim(b.bytes)
+		pos, claimed, err := q.log.Append(b.payload, b.spans, b.enqueued, claim)
 		if err == nil {
-			q.mu.Lock()
-			unreserveLocked()
-			switch {
-			case claimed && !q.closed && q.backlog.Load():
-				it.pos, it.onDisk, it.td = pos, true, ptrace.Traces{} // keep the copy (see enterBacklog)
-				q.pushLocked(it)
-			case claimed && !q.closed:
-				it.pos, it.onDisk, it.payload = pos, true, nil // keep the decoded td, drop the copy
-				q.pushLocked(it)
-				kept = true
-			case claimed:
-				// Shutting down: the record stays unacknowledged on disk and is replayed.
-			default:
-				q.cond.Signal() // a worker reads it from disk
-			}
-			q.mu.Unlock()
-			return kept, nil
+			return q.appended(b, pos, claimed, claim), nil
 		}
-		switch {
-		case errors.Is(err, diskqueue.ErrTooLarge) && !q.writeAhead:
-			// It only overflowed because memory was full at that moment: memory takes it once
-			// deliveries have made room, so the client should retry, not drop it.
-			return false, fmt.Errorf("buffer processor: memory queue full, and a batch of %d bytes can never fit storage.capacity_mib: %w (%w)", len(it.payload), ErrFull, err)
-		case errors.Is(err, diskqueue.ErrTooLarge):
-			return false, consumererror.NewPermanent(fmt.Errorf("buffer processor: batch of %d bytes can never fit storage.capacity_mib: %w", len(it.payload), err))
-		case errors.Is(err, diskqueue.ErrClosed):
-			return false, fmt.Errorf("buffer processor: %w", ErrShuttingDown)
-		case !errors.Is(err, diskqueue.ErrFull):
-			return false, fmt.Errorf("buffer processor: write to disk: %w", err)
-		case !q.dropOldest:
-			return false, fmt.Errorf("buffer processor: %w (%w)", ErrFull, err)
+		if err := q.appendError(b, q.appendFailed(b, pos, claimed, claim, err)); err != nil {
+			return false, err
 		}
-		if placed, err := q.makeRoom(it); placed || err != nil {
+		if placed, err := q.makeRoom(b); placed || err != nil {
 			return placed, err
 		}
 	}
+}
+
+// reserveClaim decides whether a write_ahead append may claim its record into memory (see
+// claimBatches), and if so reserves its place.
+func (q *queue) reserveClaim(size int64) diskqueue.Claim {
+	if !q.writeAhead {
+		return diskqueue.NoClaim
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed || !q.fitsLocked(size) {
+		return diskqueue.NoClaim
+	}
+	q.claimBatches++
+	q.claimBytes += size
+	return diskqueue.ClaimIfNext
+}
+
+// unreserveLocked gives reserveClaim's place back, under the same lock as the push that replaces
+// it, so no other append sees the place free in between.
+func (q *queue) unreserveLocked(claim diskqueue.Claim, size int64) {
+	if claim == diskqueue.ClaimIfNext {
+		q.claimBatches--
+		q.claimBytes -= size
+	}
+}
+
+// appended places b once its record is written: in memory when the log let it claim the record,
+// else for a worker to read from disk. It returns kept as push's.
+func (q *queue) appended(b batch, pos diskqueue.Pos, claimed bool, claim diskqueue.Claim) (kept bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.unreserveLocked(claim, b.bytes)
+	switch {
+	case claimed && !q.closed && q.breakerOpen.Load():
+		b.pos, b.onDisk, b.td = pos, true, ptrace.Traces{} // keep the copy (see attemptFailed)
+		q.pushLocked(b)
+	case claimed && !q.closed:
+		b.pos, b.onDisk, b.payload = pos, true, nil // keep the decoded td, drop the copy
+		q.pushLocked(b)
+		kept = true
+	case claimed:
+		// Shutting down: the record stays unacknowledged on disk and is replayed.
+	default:
+		q.cond.Signal() // a worker reads it from disk
+	}
+	return kept
+}
+
+// appendFailed cleans up after a failed append and returns its error.
+func (q *queue) appendFailed(b batch, pos diskqueue.Pos, claimed bool, claim diskqueue.Claim, err error) error {
+	q.mu.Lock()
+	q.unreserveLocked(claim, b.bytes)
+	q.mu.Unlock()
+	if claimed {
+		// Written but not synced (fsync failed): the client is told it failed and may send
+		// again, so release the record instead of pinning its segment until a restart.
+		if aerr := q.log.Ack([]diskqueue.Pos{pos}); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+		return err
+	}
+	// If it was written and only its fsync failed, it stays in the log and is delivered (the
+	// client may also send it again: a duplicate at worst): wake a worker for it.
+	q.mu.Lock()
+	q.cond.Signal()
+	q.mu.Unlock()
+	return err
+}
+
+// appendError is what push returns for a failed append, or nil when drop_oldest may make room.
+func (q *queue) appendError(b batch, err error) error {
+	switch {
+	case errors.Is(err, diskqueue.ErrTooLarge) && !q.writeAhead:
+		// It only overflowed because memory was full at that moment: memory takes it once
+		// deliveries have made room, so the client should retry, not drop it.
+		return fmt.Errorf("buffer processor: memory queue full, and a batch of %d bytes can never fit storage.capacity_mib: %w (%w)", len(b.payload), ErrFull, err)
+	case errors.Is(err, diskqueue.ErrTooLarge):
+		return consumererror.NewPermanent(fmt.Errorf("buffer processor: batch of %d bytes can never fit storage.capacity_mib: %w", len(b.payload), err))
+	case errors.Is(err, diskqueue.ErrClosed):
+		return fmt.Errorf("buffer processor: %w", ErrShuttingDown)
+	case !errors.Is(err, diskqueue.ErrFull):
+		return fmt.Errorf("buffer processor: write to disk: %w", err)
+	case !q.dropOldest:
+		return fmt.Errorf("buffer processor: %w (%w)", ErrFull, err)
+	}
+	return nil
 }
 
 // makeRoom applies drop_oldest when the log is full: it drops the oldest unread disk records,
 // else the oldest memory batch. In overflow mode the new batch then takes that batch's place in
 // memory (placed true). It returns ErrFull when nothing can be dropped: every byte on disk
 // belongs to deliveries in flight.
-func (q *queue) makeRoom(it item) (placed bool, err error) {
+func (q *queue) makeRoom(b batch) (placed bool, err error) {
 	dropped, progressed, err := q.log.DropOldest()
 	if err != nil {
 		return false, fmt.Errorf("buffer processor: drop oldest: %w", err)
@@ -356,11 +404,11 @@ func (q *queue) makeRoom(it item) (placed bool, err error) {
 	}
 	q.drop(q.popLocked(), reasonFull)
 	if !q.writeAhead {
-		if it.td != (ptrace.Traces{}) {
-			it.payload = nil
+		if b.td != (ptrace.Traces{}) {
+			b.payload = nil
 		}
-		q.pushLocked(it)
-		return it.payload == nil, nil
+		q.pushLocked(b)
+		return b.payload == nil, nil
 	}
 	return false, nil
 }
@@ -369,27 +417,27 @@ func (q *queue) makeRoom(it item) (placed bool, err error) {
 // that many serializations.
 const spillChunk = 16
 
-// spill serializes the batches the memory queue holds decoded, while the backlog lasts (see
-// enterBacklog), a few at a time. It returns how many it serialized.
+// spill serializes the batches the memory queue holds decoded, while the circuit breaker is not
+// closed (see attemptFailed), a few at a time. It returns how many it serialized.
 func (q *queue) spill() int {
 	var m ptrace.ProtoMarshaler
 	n := 0
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.spillNext = q.head
-	for q.spillNext < len(q.items) && q.backlog.Load() {
-		end := min(q.spillNext+spillChunk, len(q.items))
+	for q.spillNext < len(q.batches) && q.breakerOpen.Load() {
+		end := min(q.spillNext+spillChunk, len(q.batches))
 		for i := q.spillNext; i < end; i++ {
-			it := &q.items[i]
-			if it.td == (ptrace.Traces{}) || it.payload != nil {
+			b := &q.batches[i]
+			if b.td == (ptrace.Traces{}) || b.payload != nil {
 				continue
 			}
-			payload, err := m.MarshalTraces(it.td)
+			payload, err := m.MarshalTraces(b.td)
 			if err != nil {
 				continue // it stays decoded
 			}
-			it.release()
-			it.payload = payload
+			b.release()
+			b.payload = payload
 			n++
 		}
 		q.spillNext = end
@@ -401,58 +449,58 @@ func (q *queue) spill() int {
 	return n
 }
 
-// drop counts an item as dropped and releases its disk record and its td. Safe with or without
+// drop counts a batch as dropped and releases its disk record and its td. Safe with or without
 // mu held.
-func (q *queue) drop(it item, reason string) {
-	q.onDrop(reason, it.spans)
-	it.release()
-	if it.onDisk {
-		if err := q.log.Ack([]diskqueue.Pos{it.pos}); err != nil {
+func (q *queue) drop(b batch, reason string) {
+	q.onDrop(reason, b.spans)
+	b.release()
+	if b.onDisk {
+		if err := q.log.Ack([]diskqueue.Pos{b.pos}); err != nil {
 			// The record is replayed after a restart: a duplicate of a drop, never a loss.
 			q.logger.Warn("Acknowledging a dropped record in the disk buffer failed", zap.Error(err))
 		}
 	}
 }
 
-// take blocks until there is work and returns one item, or a run of consecutive items up to
+// take blocks until there is work and returns one batch, or a run of consecutive batches up to
 // maxSpans spans and maxDeliveryBytes bytes when maxSpans > 0. ok is false when the worker must
 // exit.
-func (q *queue) take(maxSpans int64) (items []item, ok bool, err error) {
+func (q *queue) take(maxSpans int64) (batches []batch, ok bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var spans, bytes int64
 	for {
 		if q.stopped || (q.closed && q.log != nil) {
-			if len(items) > 0 {
-				return items, true, nil
+			if len(batches) > 0 {
+				return batches, true, nil
 			}
 			return nil, false, nil
 		}
-		var it item
+		var b batch
 		// A partial batch in memory may wait to gather more (max_batch_wait); once a worker took
 		// something, it fills its delivery with whatever is there.
-		memoryReady := q.lenLocked() > 0 && (len(items) > 0 || q.batchReadyLocked(maxSpans))
+		memoryReady := q.lenLocked() > 0 && (len(batches) > 0 || q.batchReadyLocked(maxSpans))
 		switch {
 		case memoryReady:
-			it = q.popLocked()
+			b = q.popLocked()
 		case q.log != nil && q.log.HasUnread():
 			q.mu.Unlock()
 			rec, got, rerr := q.log.Next()
 			q.mu.Lock()
 			if rerr != nil {
-				return items, len(items) > 0, fmt.Errorf("read disk buffer: %w", rerr)
+				return batches, len(batches) > 0, fmt.Errorf("read disk buffer: %w", rerr)
 			}
 			if !got {
 				continue
 			}
-			it = item{payload: rec.Payload, spans: rec.Spans, bytes: int64(len(rec.Payload)), enqueued: rec.Enqueued, pos: rec.Pos, onDisk: true}
+			b = batch{payload: rec.Payload, spans: rec.Spans, bytes: int64(len(rec.Payload)), enqueued: rec.Enqueued, pos: rec.Pos, onDisk: true}
 		case q.lenLocked() > 0: // a partial batch still gathering
-			q.wakeAtLocked(q.items[q.head].enqueued.Add(q.batchWait))
+			q.wakeAtLocked(q.batches[q.head].enqueued.Add(q.batchWait))
 			q.cond.Wait()
 			continue
 		default:
-			if len(items) > 0 {
-				return items, true, nil
+			if len(batches) > 0 {
+				return batches, true, nil
 			}
 			if q.closed {
 				return nil, false, nil // memory only, drained
@@ -460,29 +508,29 @@ func (q *queue) take(maxSpans int64) (items []item, ok bool, err error) {
 			q.cond.Wait()
 			continue
 		}
-		if len(items) > 0 && (spans+it.spans > maxSpans || bytes+it.bytes > maxDeliveryBytes) {
-			q.pushFrontLocked(it)
-			return items, true, nil
+		if len(batches) > 0 && (spans+b.spans > maxSpans || bytes+b.bytes > maxDeliveryBytes) {
+			q.pushFrontLocked(b)
+			return batches, true, nil
 		}
-		items = append(items, it)
-		spans += it.spans
-		bytes += it.bytes
+		batches = append(batches, b)
+		spans += b.spans
+		bytes += b.bytes
 		if maxSpans <= 0 || spans >= maxSpans {
-			return items, true, nil
+			return batches, true, nil
 		}
 	}
 }
 
 // batchReadyLocked reports whether the memory queue holds a delivery's worth of spans or bytes, or
 // its oldest batch has waited max_batch_wait (or nothing may wait: no merging, no wait, closing).
-// Without it, a light load would become one small bulk per request: each costs the exporter an
-// HTTP request and a gzip stream, several times the CPU of the spans in it.
+// Without it, a light load would become one small bulk per ConsumeTraces call: each costs the exporter
+// an HTTP request and a gzip stream, several times the CPU of the spans in it.
 func (q *queue) batchReadyLocked(maxSpans int64) bool {
 	if maxSpans <= 0 || q.batchWait <= 0 || q.closed || q.memSpans >= maxSpans || q.memBytes >= maxDeliveryBytes ||
-		q.lenLocked() >= q.maxItems { // full: waiting would only refuse clients
+		q.lenLocked() >= q.maxBatches { // full: waiting would only refuse clients
 		return true
 	}
-	return !time.Now().Before(q.items[q.head].enqueued.Add(q.batchWait))
+	return !time.Now().Before(q.batches[q.head].enqueued.Add(q.batchWait))
 }
 
 // wakeAtLocked makes sure the waiting workers are woken at t (one timer serves them all).
@@ -509,23 +557,23 @@ func (q *queue) stopWakeLocked() {
 	}
 }
 
-// memorySpans returns the spans of the items that are only in memory (no disk record).
-func memorySpans(items []item) int64 {
+// memorySpans returns the spans of the batches that are only in memory (no disk record).
+func memorySpans(batches []batch) int64 {
 	var n int64
-	for _, it := range items {
-		if !it.onDisk {
-			n += it.spans
+	for _, b := range batches {
+		if !b.onDisk {
+			n += b.spans
 		}
 	}
 	return n
 }
 
-// ack releases delivered (or dropped) items' disk records.
-func (q *queue) ack(items []item) error {
+// ack releases delivered (or dropped) batches' disk records.
+func (q *queue) ack(batches []batch) error {
 	var ps []diskqueue.Pos
-	for _, it := range items {
-		if it.onDisk {
-			ps = append(ps, it.pos)
+	for _, b := range batches {
+		if b.onDisk {
+			ps = append(ps, b.pos)
 		}
 	}
 	if len(ps) == 0 {
@@ -554,24 +602,24 @@ func (q *queue) stop() {
 }
 
 // abandon handles a delivery that will not complete (shutdown): with storage, what is left of it
-// (td: the items' batch, less the parts already delivered when partial) is written to disk as one
-// record (disk items are simply left unacknowledged, to be replayed, unless that record is needed:
-// some parts were delivered, or some items were only in memory); without, it is counted as
+// (td: the batches merged, less the parts already delivered when partial) is written to disk as one
+// record (disk batches are simply left unacknowledged, to be replayed, unless that record is needed:
+// some parts were delivered, or some batches were only in memory); without, it is counted as
 // dropped. It returns the spans that were lost.
-func (q *queue) abandon(items []item, td ptrace.Traces, partial bool) int64 {
-	memSpans := memorySpans(items)
+func (q *queue) abandon(batches []batch, td ptrace.Traces, partial bool) int64 {
+	memSpans := memorySpans(batches)
 	if memSpans == 0 && !partial {
 		return 0 // every record is on disk, unacknowledged: replayed after restart
 	}
 	var m ptrace.ProtoMarshaler
 	payload, err := m.MarshalTraces(td)
-	return q.abandonPayload(items, payload, err, int64(td.SpanCount()))
+	return q.abandonPayload(batches, payload, err, int64(td.SpanCount()))
 }
 
 // abandonPayload is abandon with what is left of the delivery serialized (payload, or the error
 // serializing it), left spans.
-func (q *queue) abandonPayload(items []item, payload []byte, err error, left int64) int64 {
-	memSpans := memorySpans(items)
+func (q *queue) abandonPayload(batches []batch, payload []byte, err error, left int64) int64 {
+	memSpans := memorySpans(batches)
 	if q.log == nil {
 		q.onDrop(reasonShutdown, left)
 		return left
@@ -580,45 +628,45 @@ func (q *queue) abandonPayload(items []item, payload []byte, err error, left int
 		// Beyond capacity_mib if need be: with the disk full (Elasticsearch down for long), the
 		// alternative is losing acknowledged spans. What is written so is bounded by the memory
 		// queue plus the deliveries in flight (README, storage.capacity_mib).
-		err = q.log.AppendBeyondCapacity(payload, left, items[0].enqueued)
+		err = q.log.AppendBeyondCapacity(payload, left, batches[0].enqueued)
 	}
 	if err != nil {
-		lost := min(memSpans, left) // the disk items' records are replayed
+		lost := min(memSpans, left) // the disk batches' records are replayed
 		q.onDrop(reasonShutdown, lost)
 		return lost
 	}
-	// The merged record now holds the disk items' data too: release their old records, once the
+	// The merged record now holds the disk batches' data too: release their old records, once the
 	// new one is durable (one fsync, at shutdown). A failed sync keeps them: a duplicate after
 	// restart, never a loss.
-	if slices.ContainsFunc(items, func(it item) bool { return it.onDisk }) {
+	if slices.ContainsFunc(batches, func(b batch) bool { return b.onDisk }) {
 		if err := q.log.Sync(); err != nil {
 			q.logger.Warn("Syncing the disk buffer at shutdown failed; its records stay for a replay", zap.Error(err))
 			return 0
 		}
 	}
-	_ = q.ack(items) // a failed ack only means a duplicate after restart
+	_ = q.ack(batches) // a failed ack only means a duplicate after restart
 	return 0
 }
 
-// drain empties the memory queue at shutdown (after the workers exited) through abandon, item by
-// item. It returns the spans that were lost.
+// drain empties the memory queue at shutdown (after the workers exited) through abandon, batch by
+// batch. It returns the spans that were lost.
 func (q *queue) drain() int64 {
 	q.mu.Lock()
-	var rest []item
+	var rest []batch
 	for q.lenLocked() > 0 {
 		rest = append(rest, q.popLocked())
 	}
 	q.mu.Unlock()
 	var lost int64
-	for _, it := range rest {
-		if it.payload != nil { // serialized (see enterBacklog); a disk record is replayed
-			if !it.onDisk {
-				lost += q.abandonPayload([]item{it}, it.payload, nil, it.spans)
+	for _, b := range rest {
+		if b.payload != nil { // serialized (see attemptFailed); a disk record is replayed
+			if !b.onDisk {
+				lost += q.abandonPayload([]batch{b}, b.payload, nil, b.spans)
 			}
 			continue
 		}
-		lost += q.abandon([]item{it}, it.td, false)
-		it.release()
+		lost += q.abandon([]batch{b}, b.td, false)
+		b.release()
 	}
 	return lost
 }

@@ -19,10 +19,10 @@ var readErrorWait = time.Second // a variable for tests
 func (p *bufferProcessor) worker() {
 	defer p.wg.Done()
 	for {
-		items, ok, err := p.q.take(int64(p.cfg.MaxBatchSpans))
+		batches, ok, err := p.q.take(int64(p.cfg.MaxBatchSpans))
 		if err != nil {
 			p.logger.Warn("Reading the disk buffer failed; retrying", zap.Error(err))
-			if len(items) == 0 {
+			if len(batches) == 0 {
 				// take reports ok false with a read error; the worker stays, or a few disk errors
 				// would leave nobody to deliver.
 				if !p.pauseUntil(readErrorWait, nil) {
@@ -34,79 +34,65 @@ func (p *bufferProcessor) worker() {
 		if !ok {
 			return
 		}
-		if len(items) > 0 {
-			mem := memorySpans(items)
+		if len(batches) > 0 {
+			mem := memorySpans(batches)
 			p.inFlightMemSpans.Add(mem)
-			p.deliver(items)
+			p.deliver(batches)
 			p.inFlightMemSpans.Add(-mem)
 		}
 	}
 }
 
-// assemble decodes disk payloads and merges the items into one batch. Undecodable payloads
+// assemble decodes disk payloads and merges the batches into the one a delivery sends. Undecodable payloads
 // (checksum fine, protobuf not) are dropped and acknowledged.
 //
 // Every batch assemble makes is marked as owned by the pipeline, which makes its one reference
-// the buffer's (see item): otherwise the next consumer's wrapper in the collector would take
+// the buffer's (see batch): otherwise the next consumer's wrapper in the collector would take
 // ownership and release the batch after the first attempt, and a retry would send freed data.
-func (p *bufferProcessor) assemble(items []item) ([]item, ptrace.Traces) {
+func (p *bufferProcessor) assemble(batches []batch) ([]batch, ptrace.Traces) {
 	var u ptrace.ProtoUnmarshaler
-	kept := items[:0]
-	for _, it := range items {
-		if it.payload != nil {
-			td, err := u.UnmarshalTraces(it.payload)
+	kept := batches[:0]
+	for _, b := range batches {
+		if b.payload != nil {
+			td, err := u.UnmarshalTraces(b.payload)
 			if err != nil {
-				p.q.drop(it, reasonUndecodable)
+				p.q.drop(b, reasonUndecodable)
 				continue
 			}
 			pref.MarkPipelineOwnedTraces(td)
-			it.td, it.payload = td, nil
+			b.td, b.payload = td, nil
 		}
-		kept = append(kept, it)
+		kept = append(kept, b)
 	}
 	if len(kept) == 1 {
 		return kept, kept[0].td
 	}
 	merged := ptrace.NewTraces()
 	pref.MarkPipelineOwnedTraces(merged)
-	for _, it := range kept {
-		it.td.ResourceSpans().MoveAndAppendTo(merged.ResourceSpans())
+	for _, b := range kept {
+		b.td.ResourceSpans().MoveAndAppendTo(merged.ResourceSpans())
 	}
 	return kept, merged
 }
 
-// deliver sends one batch until the next consumer accepts it, it fails permanently, max_elapsed
+// deliver sends the batches merged into one until the next consumer accepts it, it fails permanently, max_elapsed
 // runs out, or shutdown stops retries.
-func (p *bufferProcessor) deliver(items []item) {
-	items, td := p.assemble(items)
-	if len(items) == 0 {
+func (p *bufferProcessor) deliver(batches []batch) {
+	batches, td := p.assemble(batches)
+	if len(batches) == 0 {
 		return
 	}
-	if len(items) == 1 {
+	if len(batches) == 1 {
 		// The delivery holds the batch's one reference from here (released with it): while the
 		// next consumer fails, deliverPart replaces the batch, and nothing may keep the old one.
-		items[0].td = ptrace.Traces{}
+		batches[0].td = ptrace.Traces{}
 	}
-	var spans, size int64
-	var onDisk []diskqueue.Pos
-	for _, it := range items {
-		spans += it.spans
-		size += it.bytes // serialized size, known since push (or the record's length)
-		if it.onDisk {
-			onDisk = append(onDisk, it.pos)
-		}
-	}
-	if len(onDisk) > 0 {
-		if err := p.q.log.MarkDispatched(onDisk); err != nil {
-			// Only the duplicate accounting after a crash suffers.
-			p.logger.Warn("Recording a dispatch in the disk buffer failed", zap.Error(err))
-		}
-	}
-	// A single batch above maxDeliveryBytes (one huge request) goes in parts: a next consumer
+	spans, size := p.markDispatched(batches)
+	// A single batch above maxDeliveryBytes (one huge ConsumeTraces call) goes in parts: a next consumer
 	// with a size limit (an OTLP/HTTP gateway: 8 MiB) would refuse it whole, permanently.
 	parts := []ptrace.Traces{td}
-	// The items' sizes are known since push, so a normal delivery costs no size pass. Only a
-	// single item can be larger: take merges up to maxDeliveryBytes.
+	// The batches' sizes are known since push, so a normal delivery costs no size pass. Only a
+	// single batch can be larger: take merges up to maxDeliveryBytes.
 	if size > maxDeliveryBytes {
 		parts = splitBySize(td, maxDeliveryBytes)
 	}
@@ -120,11 +106,11 @@ func (p *bufferProcessor) deliver(items []item) {
 	}
 	defer func() {
 		if single {
-			releaseDelivery(items, parts[0])
+			releaseDelivery(batches, parts[0])
 			return
 		}
 		releaseParts(parts, td)
-		releaseDelivery(items, td)
+		releaseDelivery(batches, td)
 	}()
 	accepted := true
 	for i := range parts {
@@ -133,7 +119,7 @@ func (p *bufferProcessor) deliver(items []item) {
 			// Shutdown stopped the delivery: what is not delivered yet goes to disk (or is
 			// counted as lost without storage).
 			rest := mergeParts(parts[i:])
-			p.lostAtShutdown.Add(p.q.abandon(items, rest, i > 0))
+			p.lostAtShutdown.Add(p.q.abandon(batches, rest, i > 0))
 			if len(parts)-i > 1 {
 				pref.UnrefTraces(rest) // merged here
 			}
@@ -142,14 +128,35 @@ func (p *bufferProcessor) deliver(items []item) {
 			accepted = false
 		}
 	}
-	p.finish(items)
+	p.finish(batches)
 	if !accepted {
 		return // processor_buffer_time is the time to the next consumer's acceptance
 	}
 	now := time.Now()
-	for _, it := range items {
-		p.tel.ProcessorBufferTime.Record(p.ctx, now.Sub(it.enqueued).Seconds())
+	for _, b := range batches {
+		p.tel.ProcessorBufferTime.Record(p.ctx, now.Sub(b.enqueued).Seconds())
 	}
+}
+
+// markDispatched records in the disk log that the delivery's records are about to be handed to
+// the next consumer, and returns the delivery's spans and serialized size (known since push, or
+// the record's length).
+func (p *bufferProcessor) markDispatched(batches []batch) (spans, size int64) {
+	var onDisk []diskqueue.Pos
+	for _, b := range batches {
+		spans += b.spans
+		size += b.bytes
+		if b.onDisk {
+			onDisk = append(onDisk, b.pos)
+		}
+	}
+	if len(onDisk) > 0 {
+		if err := p.q.log.MarkDispatched(onDisk); err != nil {
+			// Only the duplicate accounting after a crash suffers.
+			p.logger.Warn("Recording a dispatch in the disk buffer failed", zap.Error(err))
+		}
+	}
+	return spans, size
 }
 
 // partOutcome is how the delivery of one part ended.
@@ -168,7 +175,7 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 	spans := int64(td.SpanCount())
 	start := time.Now()
 	bo := newBackoff(p.cfg.Retry)
-	probe := false       // the attempt is the backlog's probe
+	probe := false       // the attempt is the circuit breaker's probe
 	headDropped := false // a probe's spans were refused permanently: the part is not accepted whole
 	for {
 		var err error
@@ -204,7 +211,7 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 				return partDropped
 			}
 		}
-		recovered := p.enterBacklog(probe)
+		recovered := p.attemptFailed(probe)
 		wait, again := bo.next(time.Since(start))
 		if !again {
 			p.countExhausted(spans, err)
@@ -222,20 +229,20 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 // probeSpans bounds what a probe sends. A probe asks whether the next consumer is back, and a
 // few spans answer that as well as thousands; the Elasticsearch exporter encodes whatever it is
 // given before it finds the cluster gone, so a whole 2,048-span batch cost a core ~30 ms at every
-// probe while clients waited for it (docs/benchmarks.md, "Elasticsearch down: the backlog").
+// probe while clients waited for it (measured in docs/benchmarks.md).
 const probeSpans = 64
 
 // headOutcome is how a probe made with a batch's first spans ended.
 type headOutcome int
 
 const (
-	headAccepted headOutcome = iota // delivered, and removed from the batch: the backlog is over
+	headAccepted headOutcome = iota // delivered, and removed from the batch: the breaker closes
 	headRefused                     // refused permanently: dropped (counted), removed from the batch
 	headFailed                      // a retryable error: back in the batch, the probe failed
 	headStopped                     // shutdown: back in the batch
 )
 
-// probeWithHead makes the backlog's probe with the first probeSpans spans of *td instead of the
+// probeWithHead makes the circuit breaker's probe with the first probeSpans spans of *td instead of the
 // whole batch. Spans that go back to *td go to its end (a batch has no order).
 func (p *bufferProcessor) probeWithHead(td *ptrace.Traces) (headOutcome, error) {
 	head := moveLeadingSpans(*td, probeSpans)
@@ -257,18 +264,18 @@ func (p *bufferProcessor) probeWithHead(td *ptrace.Traces) (headOutcome, error) 
 	return headFailed, err
 }
 
-// accepted counts spans the next consumer accepted; a success ends the backlog (see backlog).
+// accepted counts spans the next consumer accepted; a success closes the circuit breaker.
 func (p *bufferProcessor) accepted(spans int64, probe bool) {
 	p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
-	if p.backlog.succeeded(probe) {
-		p.q.backlog.Store(false)
+	if p.breaker.succeeded(probe) {
+		p.q.breakerOpen.Store(false)
 		p.logger.Debug("A delivery succeeded: queued batches stay decoded again")
 	}
 }
 
 // refused drops and counts spans the next consumer refused permanently.
 func (p *bufferProcessor) refused(spans int64, probe bool, err error) {
-	p.backlog.abandonProbe(probe, time.Now())
+	p.breaker.abandonProbe(probe, time.Now())
 	p.countDrop(reasonPermanent, spans)
 	p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", spans), zap.Error(err))
 }
@@ -278,13 +285,13 @@ func (p *bufferProcessor) countExhausted(spans int64, err error) {
 	p.logger.Error("Dropping spans: retry.max_elapsed exceeded", zap.Int64("spans", spans), zap.Duration("max_elapsed", p.cfg.Retry.MaxElapsed), zap.Error(err))
 }
 
-// enterBacklog records a failed attempt (see backlog) and, when the backlog begins with it,
-// serializes the memory queue's decoded batches. It returns the channel closed when a probe
-// succeeds.
-func (p *bufferProcessor) enterBacklog(probe bool) <-chan struct{} {
-	began, recovered := p.backlog.failed(probe, time.Now())
-	if began {
-		p.q.backlog.Store(true)
+// attemptFailed records a retryable failure with the circuit breaker and, when the breaker opens
+// with it, serializes the memory queue's decoded batches. It returns the channel closed when a
+// probe succeeds.
+func (p *bufferProcessor) attemptFailed(probe bool) <-chan struct{} {
+	opened, recovered := p.breaker.failed(probe, time.Now())
+	if opened {
+		p.q.breakerOpen.Store(true)
 		n := p.q.spill()
 		p.logger.Debug("The next consumer fails: queued batches wait serialized until a delivery succeeds", zap.Int("batches_serialized", n))
 	}
@@ -292,8 +299,8 @@ func (p *bufferProcessor) enterBacklog(probe bool) <-chan struct{} {
 }
 
 // awaitRetry waits for the delivery's next attempt: its own backoff (wait, cut short when a probe
-// succeeds), then its turn in the backlog, the batch serialized meanwhile with spill. It returns
-// whether the attempt is the backlog's probe, and partAccepted to make it, partStopped (shutdown)
+// succeeds), then its turn with the circuit breaker, the batch serialized meanwhile with spill.
+// It returns whether the attempt is the breaker's probe, and partAccepted to make it, partStopped (shutdown)
 // or partDropped (max_elapsed ran out waiting for a turn, counted).
 func (p *bufferProcessor) awaitRetry(td *ptrace.Traces, spill bool, wait time.Duration, recovered <-chan struct{}, start time.Time, spans int64) (probe bool, outcome partOutcome) {
 	var payload []byte
@@ -307,7 +314,7 @@ func (p *bufferProcessor) awaitRetry(td *ptrace.Traces, spill bool, wait time.Du
 			outcome = partStopped
 			break
 		}
-		ok, pr, w, ended := p.backlog.turn(time.Now())
+		ok, pr, w, closed := p.breaker.turn(time.Now())
 		if ok {
 			probe = pr
 			break
@@ -317,12 +324,12 @@ func (p *bufferProcessor) awaitRetry(td *ptrace.Traces, spill bool, wait time.Du
 			outcome = partDropped
 			break
 		}
-		wait, wake = w, ended
+		wait, wake = w, closed
 	}
 	if payload != nil {
 		if err := restoreBatch(td, payload); err != nil {
 			if probe {
-				p.backlog.abandonProbe(true, time.Now())
+				p.breaker.abandonProbe(true, time.Now())
 			}
 			p.countDrop(reasonUndecodable, spans)
 			p.logger.Error("Dropping spans: a batch serialized while the next consumer failed does not decode", zap.Int64("spans", spans), zap.Error(err))
@@ -373,20 +380,20 @@ func restoreBatch(td *ptrace.Traces, payload []byte) error {
 	return nil
 }
 
-// releaseDelivery gives back the references of a delivery's items and of the batch merged from
-// them (see item and assemble): once the delivery is over, nothing of it is read again.
-func releaseDelivery(items []item, td ptrace.Traces) {
+// releaseDelivery gives back the references of a delivery's batches and of the batch merged from
+// them (see batch and assemble): once the delivery is over, nothing of it is read again.
+func releaseDelivery(batches []batch, td ptrace.Traces) {
 	if td != (ptrace.Traces{}) {
 		pref.UnrefTraces(td)
 	}
-	for i := range items {
-		items[i].release()
+	for i := range batches {
+		batches[i].release()
 	}
 }
 
-// finish acknowledges items that left the buffer.
-func (p *bufferProcessor) finish(items []item) {
-	if err := p.q.ack(items); err != nil {
+// finish acknowledges batches that left the buffer.
+func (p *bufferProcessor) finish(batches []batch) {
+	if err := p.q.ack(batches); err != nil {
 		// The records will be delivered again after a restart: duplicates, never a loss.
 		p.logger.Warn("Acknowledging records in the disk buffer failed", zap.Error(err))
 	}

@@ -25,63 +25,63 @@ func isClosed(c <-chan struct{}) bool {
 	}
 }
 
-// TestBacklogTurns walks the backlog's states: no backlog lets every retry go; a failure begins
-// one, whose retries wait for the probe's time; one probe at a time; a failed probe pushes the
-// next probe further; a probe's success wakes everyone, a first attempt's success only those
-// waiting for a turn.
-func TestBacklogTurns(t *testing.T) {
+// TestCircuitBreakerStates walks the breaker's states: closed lets every retry go; a failure opens
+// it, and retries wait for the probe's time; half-open lets one probe at a time; a failed probe
+// pushes the next probe further; a probe's success wakes everyone, a first attempt's success only
+// those waiting for a turn.
+func TestCircuitBreakerStates(t *testing.T) {
 	initial := 100 * time.Millisecond
-	b := newBacklog(RetryConfig{InitialInterval: initial, MaxInterval: time.Second})
+	cb := newCircuitBreaker(RetryConfig{InitialInterval: initial, MaxInterval: time.Second})
 	t0 := time.Unix(1000, 0)
 
-	ok, probe, _, _ := b.turn(t0)
-	require.True(t, ok, "no backlog: a retry goes at once")
+	ok, probe, _, _ := cb.turn(t0)
+	require.True(t, ok, "closed: a retry goes at once")
 	require.False(t, probe)
 
-	began, recovered := b.failed(false, t0)
-	require.True(t, began)
-	again, recovered2 := b.failed(false, t0) // a second worker's failure joins the same backlog
+	opened, recovered := cb.failed(false, t0)
+	require.True(t, opened)
+	again, recovered2 := cb.failed(false, t0) // a second worker's failure finds it open
 	require.False(t, again)
 	require.Equal(t, recovered, recovered2)
 
-	ok, _, wait, ended := b.turn(t0)
-	require.False(t, ok, "backlog: wait for the probe's time")
+	ok, _, wait, closed := cb.turn(t0)
+	require.False(t, ok, "open: wait for the probe's time")
 	assert.GreaterOrEqual(t, wait, initial*8/10)
 	assert.LessOrEqual(t, wait, initial*12/10)
 
-	ok, probe, _, _ = b.turn(t0.Add(wait))
+	ok, probe, _, _ = cb.turn(t0.Add(wait))
 	require.True(t, ok)
 	require.True(t, probe, "the first retry at the probe's time is the probe")
-	ok, _, _, _ = b.turn(t0.Add(wait + time.Hour))
-	require.False(t, ok, "one probe at a time")
+	ok, _, _, _ = cb.turn(t0.Add(wait + time.Hour))
+	require.False(t, ok, "half-open: one probe at a time")
 
 	t1 := t0.Add(wait)
-	b.failed(true, t1)
-	ok, _, wait2, _ := b.turn(t1)
+	cb.failed(true, t1)
+	ok, _, wait2, _ := cb.turn(t1)
 	require.False(t, ok)
 	assert.GreaterOrEqual(t, wait2, 2*initial*8/10, "a failed probe doubles the probes' interval")
 
-	ok, probe, _, _ = b.turn(t1.Add(wait2))
+	ok, probe, _, _ = cb.turn(t1.Add(wait2))
 	require.True(t, ok && probe)
-	b.abandonProbe(true, t1.Add(wait2)) // the batch was at fault: the next may probe at once
-	ok, probe, _, _ = b.turn(t1.Add(wait2))
+	cb.abandonProbe(true, t1.Add(wait2)) // the batch was at fault: the next may probe at once
+	ok, probe, _, _ = cb.turn(t1.Add(wait2))
 	require.True(t, ok && probe)
 
-	require.False(t, isClosed(ended))
-	require.True(t, b.succeeded(true))
-	assert.True(t, isClosed(ended), "a success wakes the deliveries waiting for a turn")
+	require.False(t, isClosed(closed))
+	require.True(t, cb.succeeded(true))
+	assert.True(t, isClosed(closed), "a success wakes the deliveries waiting for a turn")
 	assert.True(t, isClosed(recovered), "a probe's success wakes those waiting their own backoff")
-	ok, probe, _, _ = b.turn(t1)
+	ok, probe, _, _ = cb.turn(t1)
 	require.True(t, ok)
 	require.False(t, probe)
-	require.False(t, b.succeeded(false), "no backlog to end")
+	require.False(t, cb.succeeded(false), "already closed")
 
-	// A first attempt's success ends the backlog, but proves nothing about the failing batches:
+	// A first attempt's success closes the breaker, but proves nothing about the failing batches:
 	// those waiting their own backoff keep waiting.
-	_, recovered = b.failed(false, t1)
-	_, _, _, ended = b.turn(t1)
-	require.True(t, b.succeeded(false))
-	assert.True(t, isClosed(ended))
+	_, recovered = cb.failed(false, t1)
+	_, _, _, closed = cb.turn(t1)
+	require.True(t, cb.succeeded(false))
+	assert.True(t, isClosed(closed))
 	assert.False(t, isClosed(recovered))
 }
 
@@ -129,7 +129,7 @@ func TestOutageOneProbeAtATime(t *testing.T) {
 	before := next.failures.Load()
 	time.Sleep(300 * time.Millisecond)
 	retries := next.failures.Load() - before
-	require.Positive(t, retries, "the backlog keeps probing")
+	require.Positive(t, retries, "the open breaker keeps probing")
 	assert.Equal(t, int64(1), next.maxInFlight.Load(), "retries during the outage overlapped")
 
 	// Back up: the probe's success wakes every waiting delivery. The workers' own backoff is at
@@ -138,28 +138,28 @@ func TestOutageOneProbeAtATime(t *testing.T) {
 	next.rec.waitDistinct(t, 20)
 	h.shutdown(t)
 	assert.Zero(t, next.rec.checkAll(t, rangeIDs(0, 20)))
-	assert.False(t, h.p.q.backlog.Load(), "a success ends the backlog")
+	assert.False(t, h.p.q.breakerOpen.Load(), "a success closes the breaker")
 }
 
 // queuedForms returns how many queued batches are held decoded and how many serialized.
 func queuedForms(q *queue) (decoded, serialized int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for _, it := range q.items[q.head:] {
+	for _, b := range q.batches[q.head:] {
 		switch {
-		case it.payload != nil && it.td == (ptrace.Traces{}):
+		case b.payload != nil && b.td == (ptrace.Traces{}):
 			serialized++
-		case it.td != (ptrace.Traces{}) && it.payload == nil:
+		case b.td != (ptrace.Traces{}) && b.payload == nil:
 			decoded++
 		}
 	}
 	return decoded, serialized
 }
 
-// TestBacklogQueuesSerialized: when a delivery fails, the batches already queued are serialized,
-// and so is every batch queued while the backlog lasts; they all arrive intact once the next
+// TestOpenBreakerQueuesSerialized: when a delivery fails, the batches already queued are serialized,
+// and so is every batch queued while the breaker is open; they all arrive intact once the next
 // consumer is back, and batches queued after that stay decoded.
-func TestBacklogQueuesSerialized(t *testing.T) {
+func TestOpenBreakerQueuesSerialized(t *testing.T) {
 	for _, storage := range []string{"", ModeOverflow, ModeWriteAhead} {
 		t.Run(fmt.Sprintf("storage=%q", storage), func(t *testing.T) {
 			cfg := memCfg()
@@ -189,26 +189,26 @@ func TestBacklogQueuesSerialized(t *testing.T) {
 			require.Equal(t, 5, decoded)
 			require.Zero(t, serialized)
 
-			close(rec.gate) // the first attempt fails: the backlog begins
-			require.Eventually(t, h.p.q.backlog.Load, 10*time.Second, time.Millisecond)
+			close(rec.gate) // the first attempt fails: the breaker opens
+			require.Eventually(t, h.p.q.breakerOpen.Load, 10*time.Second, time.Millisecond)
 			for i := 6; i <= 8; i++ {
 				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(2*i, 2*i+1)))
 			}
 			decoded, serialized = queuedForms(h.p.q)
-			assert.Zero(t, decoded, "a backlog holds no decoded batch")
+			assert.Zero(t, decoded, "an open breaker leaves no decoded batch")
 			assert.GreaterOrEqual(t, serialized, 7, "batches 1–8, less what the worker took")
 
 			down.Store(false)
 			rec.waitDistinct(t, 18)
-			require.Eventually(t, func() bool { return !h.p.q.backlog.Load() }, 10*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return !h.p.q.breakerOpen.Load() }, 10*time.Second, time.Millisecond)
 			h.shutdown(t)
 			assert.Zero(t, rec.checkAll(t, rangeIDs(0, 18)), "no duplicates")
 		})
 	}
 }
 
-// TestShutdownSavesSerializedBatches: batches the backlog serialized in the memory queue are
-// written to the log at shutdown and delivered after the restart; without storage they are
+// TestShutdownSavesSerializedBatches: batches the memory queue holds serialized (the breaker was
+// open) are written to the log at shutdown and delivered after the restart; without storage they are
 // counted as lost with their spans.
 func TestShutdownSavesSerializedBatches(t *testing.T) {
 	for _, withStorage := range []bool{false, true} {
@@ -224,7 +224,7 @@ func TestShutdownSavesSerializedBatches(t *testing.T) {
 			rec.failFn = func(int) error { return errDown }
 			h := start(t, cfg, rec, nil)
 			require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(0, 1)))
-			require.Eventually(t, h.p.q.backlog.Load, 10*time.Second, time.Millisecond)
+			require.Eventually(t, h.p.q.breakerOpen.Load, 10*time.Second, time.Millisecond)
 			for i := 1; i <= 4; i++ {
 				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(2*i, 2*i+1)))
 			}
@@ -247,14 +247,15 @@ func TestShutdownSavesSerializedBatches(t *testing.T) {
 }
 
 // TestQueuePushForm: push queues a batch decoded (the queue keeps the caller's reference), or
-// serialized during a backlog (the caller keeps it), and the serialized batch decodes to the same.
+// serialized while the breaker is open (the caller keeps it), and the serialized batch decodes to
+// the same.
 func TestQueuePushForm(t *testing.T) {
-	q := newQueue(10, nil, false, false, 0, func(string, int64) {}, zap.NewNop())
+	q := newQueue(queueSettings{maxBatches: 10, onDrop: func(string, int64) {}, logger: zap.NewNop()})
 	td := makeTraces(1, 2, 3)
 	kept, err := q.push(context.Background(), td)
 	require.NoError(t, err)
 	assert.True(t, kept)
-	q.backlog.Store(true)
+	q.breakerOpen.Store(true)
 	kept, err = q.push(context.Background(), makeTraces(4, 5))
 	require.NoError(t, err)
 	assert.False(t, kept, "serialized: the queue holds no reference to the batch")
@@ -262,21 +263,21 @@ func TestQueuePushForm(t *testing.T) {
 	assert.Equal(t, 1, decoded)
 	assert.Equal(t, 1, serialized)
 	var m ptrace.ProtoMarshaler
-	assert.Equal(t, int64(m.TracesSize(td)), q.items[0].bytes)
-	assert.Equal(t, int64(len(q.items[1].payload)), q.items[1].bytes)
+	assert.Equal(t, int64(m.TracesSize(td)), q.batches[0].bytes)
+	assert.Equal(t, int64(len(q.batches[1].payload)), q.batches[1].bytes)
 
 	assert.Equal(t, 1, q.spill(), "spill serializes the decoded batch")
 	decoded, serialized = queuedForms(q)
 	assert.Zero(t, decoded)
 	assert.Equal(t, 2, serialized)
 	var u ptrace.ProtoUnmarshaler
-	got, err := u.UnmarshalTraces(q.items[0].payload)
+	got, err := u.UnmarshalTraces(q.batches[0].payload)
 	require.NoError(t, err)
 	assert.Equal(t, 3, got.SpanCount())
 	assert.Equal(t, "1", got.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Name())
 }
 
-// TestProbesSendAFewSpans: while the next consumer fails, the backlog's probes carry at most
+// TestProbesSendAFewSpans: while the next consumer fails, the breaker's probes carry at most
 // probeSpans spans, not the whole batch (the exporter would encode all of it for nothing); the
 // probe that succeeds is followed at once by the rest, and every span arrives once.
 func TestProbesSendAFewSpans(t *testing.T) {
@@ -309,7 +310,7 @@ func TestProbesSendAFewSpans(t *testing.T) {
 	}
 	assert.Equal(t, spans-probeSpans, calls[n-1], "after the probe that succeeded, the rest in one call")
 	assert.Equal(t, []int{probeSpans, spans - probeSpans}, next.calls, "delivered: the probe, then the rest")
-	assert.False(t, h.p.q.backlog.Load(), "the probe's success ended the backlog")
+	assert.False(t, h.p.q.breakerOpen.Load(), "the probe's success closed the breaker")
 }
 
 // TestRefusedProbeDropsOnlyItsSpans: a probe the next consumer refuses permanently drops its own

@@ -1,0 +1,123 @@
+package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
+
+import (
+	"sync"
+	"time"
+)
+
+// breakerState is the circuit breaker's state.
+type breakerState int
+
+const (
+	// breakerClosed: the next consumer works; every attempt goes at once.
+	breakerClosed breakerState = iota
+	// breakerOpen: a delivery's retryable error opened it; retries wait for the next probe's time.
+	breakerOpen
+	// breakerHalfOpen: one retry, the probe, tries the next consumer; the others wait for its outcome.
+	breakerHalfOpen
+)
+
+// circuitBreaker tracks a failing next consumer (Elasticsearch down, or refusing bulks). A
+// delivery's retryable error opens it, a delivery's success closes it. While it is not closed:
+//
+//   - batches wait serialized, in the memory queue (queue.spill) as in the deliveries waiting to
+//     retry (spillBatch), so the garbage collector does not mark them again and again;
+//   - the deliveries waiting to retry take turns: one at a time tries the next consumer again (the
+//     probe, half-open), at most once per the breaker's own backoff interval, and its success
+//     wakes the others at once. Each attempt makes the exporter encode the whole bulk before it
+//     finds Elasticsearch gone; without turns, every worker did so on its own schedule, `threads`
+//     bursts of encoding that failed anyway and took the core from the receivers.
+//
+// A delivery's first attempt never waits for a turn, and each delivery still waits its own
+// backoff before it asks for one: a batch that alone keeps failing (a retryable error about it,
+// not about Elasticsearch) slows only its own retries, while the others' successes close the
+// breaker each time it opens.
+type circuitBreaker struct {
+	mu        sync.Mutex
+	state     breakerState
+	closed    chan struct{} // closed when the breaker closes (a delivery succeeded)
+	recovered chan struct{} // closed when a probe succeeded: the next consumer is back
+	nextProbe time.Time     // when open: the earliest time for the next probe
+	bo        *backoff      // the probes' schedule (max_elapsed is each delivery's own)
+	retry     RetryConfig
+}
+
+func newCircuitBreaker(retry RetryConfig) *circuitBreaker {
+	return &circuitBreaker{retry: retry}
+}
+
+// failed records a retryable error of an attempt (probe: the attempt was the probe). It returns
+// true when the breaker opened with it, and the channel closed when a probe succeeds (see
+// recovered).
+func (cb *circuitBreaker) failed(probe bool, now time.Time) (opened bool, recovered <-chan struct{}) {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.state == breakerClosed {
+		cb.state = breakerOpen
+		cb.closed, cb.recovered = make(chan struct{}), make(chan struct{})
+		cb.bo = newBackoff(RetryConfig{InitialInterval: cb.retry.InitialInterval, MaxInterval: cb.retry.MaxInterval})
+		cb.scheduleProbeLocked(now)
+		return true, cb.recovered
+	}
+	if probe {
+		cb.state = breakerOpen
+		cb.scheduleProbeLocked(now)
+	}
+	return false, cb.recovered
+}
+
+// scheduleProbeLocked sets the next probe's time one backoff interval from now.
+func (cb *circuitBreaker) scheduleProbeLocked(now time.Time) {
+	d, _ := cb.bo.next(0)
+	cb.nextProbe = now.Add(d)
+}
+
+// succeeded records a delivery's success (probe: it was the probe) and closes the breaker,
+// waking the deliveries waiting for a turn, and after a probe also those waiting their own
+// backoff. It returns true when the breaker was not closed.
+func (cb *circuitBreaker) succeeded(probe bool) bool {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.state == breakerClosed {
+		return false
+	}
+	cb.state = breakerClosed
+	close(cb.closed)
+	if probe {
+		close(cb.recovered)
+	}
+	return true
+}
+
+// abandonProbe gives the probe's turn back without a verdict on the next consumer (the attempt
+// failed permanently: the batch was at fault), so the next delivery may probe at once.
+func (cb *circuitBreaker) abandonProbe(probe bool, now time.Time) {
+	if !probe {
+		return
+	}
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.state == breakerHalfOpen {
+		cb.state = breakerOpen
+	}
+	cb.nextProbe = now
+}
+
+// turn tells a delivery that wants to retry whether it may try now. ok: go ahead; probe: as the
+// probe, which makes the breaker half-open (report the outcome with failed, succeeded or
+// abandonProbe). Otherwise wait until the breaker closes (closed) or until, at most, wait has
+// passed, then ask again.
+func (cb *circuitBreaker) turn(now time.Time) (ok, probe bool, wait time.Duration, closed <-chan struct{}) {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	switch {
+	case cb.state == breakerClosed:
+		return true, false, 0, nil
+	case cb.state == breakerHalfOpen:
+		return false, false, cb.retry.InitialInterval, cb.closed // its outcome sets the next turn
+	case now.Before(cb.nextProbe):
+		return false, false, cb.nextProbe.Sub(now), cb.closed
+	}
+	cb.state = breakerHalfOpen
+	return true, true, 0, nil
+}
