@@ -37,7 +37,7 @@ func TestMaxBatchWait(t *testing.T) {
 			cfg := memCfg()
 			cfg.Threads, cfg.MaxBatchSpans, cfg.MaxBatchWait = 4, tt.maxSpans, tt.wait
 			if tt.name == "a full queue goes at once" {
-				cfg.Buffer = 10
+				cfg.QueueSize = 10
 			}
 			rec := newRecorder()
 			h := start(t, cfg, rec, nil)

@@ -233,7 +233,7 @@ func BenchmarkPipelineCPU(b *testing.B) {
 	alone := newCountingConsumer(newBenchESExporter(b, url))
 	behind := newCountingConsumer(newBenchESExporter(b, url))
 	cfg := memCfg()
-	cfg.Threads, cfg.Buffer = producers, 10_000
+	cfg.Threads, cfg.QueueSize = producers, 10_000
 	h := startB(b, cfg, behind)
 	defer h.shutdownB(b)
 

@@ -45,7 +45,7 @@ func benchTraces(n int) ptrace.Traces {
 
 // BenchmarkConsumeTracesMemory: time inside ConsumeTraces in memory mode (100-span batches).
 func BenchmarkConsumeTracesMemory(b *testing.B) {
-	h := startB(b, func() *Config { c := memCfg(); c.Buffer = 1_000_000; return c }(), nil)
+	h := startB(b, func() *Config { c := memCfg(); c.QueueSize = 1_000_000; return c }(), nil)
 	td := benchTraces(100)
 	batches := make([]ptrace.Traces, 1024)
 	for i := range batches {
@@ -215,14 +215,14 @@ func BenchmarkConsumeTracesLatency(b *testing.B) {
 	for _, mode := range []string{"memory", "write_ahead_interval", "overflow_next_down"} {
 		b.Run("mode="+mode, func(b *testing.B) {
 			cfg := memCfg()
-			cfg.Buffer = 100_000
+			cfg.QueueSize = 100_000
 			switch mode {
 			case "write_ahead_interval":
 				cfg = diskCfg(b.TempDir(), ModeWriteAhead, FsyncInterval)
-				cfg.Buffer = 100_000
+				cfg.QueueSize = 100_000
 			case "overflow_next_down":
 				cfg = diskCfg(b.TempDir(), ModeOverflow, FsyncInterval)
-				cfg.Buffer = 100
+				cfg.QueueSize = 100
 			}
 			if cfg.Storage.HasValue() {
 				cfg.Storage.Get().FsyncInterval = 100 * time.Millisecond

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/confmap"
 )
 
 // Storage modes.
@@ -35,7 +36,7 @@ const (
 // Bounds checked by Validate.
 const (
 	maxThreads       = 1024
-	maxBuffer        = 1_000_000
+	maxQueueSize     = 1_000_000
 	maxBatchSpansCap = 1_000_000
 	maxCapacityMiB   = 1 << 20 // 1 TiB
 	maxFsyncInterval = time.Minute
@@ -50,9 +51,10 @@ type Config struct {
 	// Threads is the number of workers delivering to the next consumer, i.e. the number of
 	// deliveries (Elasticsearch bulks) in flight. Default 8; 1..1024.
 	Threads int `mapstructure:"threads"`
-	// Buffer is the in-memory queue capacity in batches (one batch = one ConsumeTraces call).
-	// The queue is also bounded to 256 MiB of serialized spans. Default 100; 1..1000000.
-	Buffer int `mapstructure:"buffer"`
+	// QueueSize is the memory queue's capacity in batches (one batch = one ConsumeTraces call).
+	// The queue is also bounded to 256 MiB of serialized spans. Default 100; 1..1000000. The
+	// deprecated key buffer still sets it (see Unmarshal).
+	QueueSize int `mapstructure:"queue_size"`
 	// MaxBatchSpans, when > 0, lets a worker merge consecutive queued batches into one delivery of
 	// at most this many spans (and at most 8 MiB serialized). 0 (default) delivers batches as queued.
 	MaxBatchSpans int `mapstructure:"max_batch_spans"`
@@ -81,6 +83,38 @@ type Config struct {
 	// memory queue within it; what is left is counted as dropped. Keep it below the platform's
 	// kill timeout (Kubernetes: terminationGracePeriodSeconds, 30s by default). Default 10s; 1ms..1h.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+
+	// deprecatedKeys records how the configuration used deprecatedBufferKey, for the warning at
+	// Start and for Validate.
+	deprecatedKeys deprecatedKeyUse
+}
+
+// The memory queue's size was called buffer, the processor's own name; queue_size says what it is.
+const (
+	queueSizeKey        = "queue_size"
+	deprecatedBufferKey = "buffer"
+)
+
+// deprecatedKeyUse is how a configuration used deprecatedBufferKey.
+type deprecatedKeyUse struct {
+	buffer     bool // set, and read as queue_size
+	bufferBoth bool // set together with queue_size: Validate refuses it
+}
+
+// Unmarshal reads the configuration, taking the deprecated key buffer for queue_size.
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if conf.IsSet(deprecatedBufferKey) {
+		m := conf.ToStringMap()
+		cfg.deprecatedKeys.buffer = true
+		if _, both := m[queueSizeKey]; both {
+			cfg.deprecatedKeys.bufferBoth = true
+		} else {
+			m[queueSizeKey] = m[deprecatedBufferKey]
+		}
+		delete(m, deprecatedBufferKey)
+		conf = confmap.NewFromStringMap(m)
+	}
+	return conf.Unmarshal(cfg)
 }
 
 // StorageConfig configures the disk log.
@@ -129,8 +163,16 @@ func (cfg *Config) Validate() error {
 	if cfg.Threads < 1 || cfg.Threads > maxThreads {
 		errs = append(errs, fmt.Errorf("threads must be between 1 and %d, got %d", maxThreads, cfg.Threads))
 	}
-	if cfg.Buffer < 1 || cfg.Buffer > maxBuffer {
-		errs = append(errs, fmt.Errorf("buffer must be between 1 and %d, got %d", maxBuffer, cfg.Buffer))
+	if cfg.deprecatedKeys.bufferBoth {
+		errs = append(errs, fmt.Errorf("%s and %s are both set: %s is the deprecated name of %s, keep %s only",
+			deprecatedBufferKey, queueSizeKey, deprecatedBufferKey, queueSizeKey, queueSizeKey))
+	}
+	if cfg.QueueSize < 1 || cfg.QueueSize > maxQueueSize {
+		key := queueSizeKey
+		if cfg.deprecatedKeys.buffer {
+			key = deprecatedBufferKey + " (now " + queueSizeKey + ")"
+		}
+		errs = append(errs, fmt.Errorf("%s must be between 1 and %d, got %d", key, maxQueueSize, cfg.QueueSize))
 	}
 	if cfg.MaxBatchSpans < 0 || cfg.MaxBatchSpans > maxBatchSpansCap {
 		errs = append(errs, fmt.Errorf("max_batch_spans must be between 0 and %d, got %d", maxBatchSpansCap, cfg.MaxBatchSpans))

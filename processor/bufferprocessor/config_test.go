@@ -1,6 +1,7 @@
 package bufferprocessor
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +12,13 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/confmap/xconfmap"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/metadata"
 )
@@ -28,7 +36,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			id: component.NewIDWithName(metadata.Type, "custom"),
 			expected: &Config{
-				Threads: 16, Buffer: 500, MaxBatchSpans: 2048, MaxBatchWait: 500 * time.Millisecond, WhenFull: WhenFullDropOldest,
+				Threads: 16, QueueSize: 500, MaxBatchSpans: 2048, MaxBatchWait: 500 * time.Millisecond, WhenFull: WhenFullDropOldest,
 				Storage:         configoptional.Default(defaultStorage()),
 				Retry:           RetryConfig{InitialInterval: 200 * time.Millisecond, MaxInterval: 10 * time.Second, MaxElapsed: time.Hour},
 				ShutdownTimeout: 25 * time.Second,
@@ -37,7 +45,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			id: component.NewIDWithName(metadata.Type, "disk"),
 			expected: &Config{
-				Threads: 8, Buffer: 100, WhenFull: WhenFullRefuse, Storage: configoptional.Some(disk),
+				Threads: 8, QueueSize: 100, WhenFull: WhenFullRefuse, Storage: configoptional.Some(disk),
 				Retry:           RetryConfig{InitialInterval: time.Second, MaxInterval: 30 * time.Second},
 				ShutdownTimeout: 10 * time.Second,
 			},
@@ -45,7 +53,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			id: component.NewIDWithName(metadata.Type, "durable"),
 			expected: &Config{
-				Threads: 8, Buffer: 100, MaxBatchSpans: 2048, WhenFull: WhenFullRefuse,
+				Threads: 8, QueueSize: 100, MaxBatchSpans: 2048, WhenFull: WhenFullRefuse,
 				Storage: configoptional.Some(StorageConfig{
 					Directory: "/var/lib/tracegate/buffer", CapacityMiB: 1024, Mode: ModeWriteAhead,
 					Fsync: FsyncAlways, FsyncInterval: 50 * time.Millisecond,
@@ -89,7 +97,7 @@ func TestValidateErrors(t *testing.T) {
 	}{
 		{"threads zero", func(c *Config) { c.Threads = 0 }, "threads must be between 1 and 1024, got 0"},
 		{"threads huge", func(c *Config) { c.Threads = 5000 }, "threads must be between 1 and 1024, got 5000"},
-		{"buffer zero", func(c *Config) { c.Buffer = 0 }, "buffer must be between 1 and 1000000, got 0"},
+		{"queue_size zero", func(c *Config) { c.QueueSize = 0 }, "queue_size must be between 1 and 1000000, got 0"},
 		{"max_batch_spans negative", func(c *Config) { c.MaxBatchSpans = -1 }, "max_batch_spans must be between 0 and 1000000, got -1"},
 		{"when_full", func(c *Config) { c.WhenFull = "block" }, `when_full must be "refuse" or "drop_oldest", got "block"`},
 		{"full_wait negative", func(c *Config) { c.FullWait = -time.Second }, "full_wait must be between 0 and 1m0s, got -1s"},
@@ -111,6 +119,60 @@ func TestValidateErrors(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			tt.mutate(cfg)
 			assert.EqualError(t, xconfmap.Validate(cfg), tt.want)
+		})
+	}
+}
+
+// loadTestConfig unmarshals the testdata/config.yaml entry of the processor named name.
+func loadTestConfig(t *testing.T, name string) *Config {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
+	require.NoError(t, err)
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg
+}
+
+// TestDeprecatedBufferKey: buffer, the old name of queue_size, still sets it, and gives the same
+// Config apart from the record that it was used; both keys together are refused.
+func TestDeprecatedBufferKey(t *testing.T) {
+	current := loadTestConfig(t, "custom")
+	old := loadTestConfig(t, "deprecated_key")
+	require.NoError(t, xconfmap.Validate(old))
+	assert.Equal(t, deprecatedKeyUse{buffer: true}, old.deprecatedKeys)
+	assert.Equal(t, 500, old.QueueSize)
+	old.deprecatedKeys = deprecatedKeyUse{}
+	assert.Equal(t, current, old)
+
+	both := loadTestConfig(t, "both_keys")
+	assert.EqualError(t, xconfmap.Validate(both),
+		"buffer and queue_size are both set: buffer is the deprecated name of queue_size, keep queue_size only")
+
+	zero := createDefaultConfig().(*Config)
+	zero.QueueSize, zero.deprecatedKeys.buffer = 0, true
+	assert.EqualError(t, xconfmap.Validate(zero), "buffer (now queue_size) must be between 1 and 1000000, got 0")
+}
+
+// TestDeprecatedBufferKeyWarnsOnce: a configuration with the old key logs one warning at Start
+// that names the new key; one with the new key logs none.
+func TestDeprecatedBufferKeyWarnsOnce(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		warnings int
+	}{{"deprecated_key", 1}, {"custom", 0}} {
+		t.Run(tt.name, func(t *testing.T) {
+			core, logs := observer.New(zapcore.WarnLevel)
+			set := processortest.NewNopSettings(metadata.Type)
+			set.Logger = zap.New(core)
+			p, err := NewFactory().CreateTraces(context.Background(), set, loadTestConfig(t, tt.name), consumertest.NewNop())
+			require.NoError(t, err)
+			require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+			require.NoError(t, p.Shutdown(context.Background()))
+			warnings := logs.FilterMessageSnippet(queueSizeKey).All()
+			require.Len(t, warnings, tt.warnings)
+			assert.Equal(t, tt.warnings, logs.Len(), "no other warning")
 		})
 	}
 }

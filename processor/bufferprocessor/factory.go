@@ -24,7 +24,7 @@ func NewFactory() processor.Factory {
 func createDefaultConfig() component.Config {
 	return &Config{
 		Threads:       8,
-		Buffer:        100,
+		QueueSize:     100,
 		MaxBatchSpans: 0,
 		Storage:       configoptional.Default(defaultStorage()),
 		WhenFull:      WhenFullRefuse,

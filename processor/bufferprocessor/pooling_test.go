@@ -50,17 +50,17 @@ func TestPooledDataSurvivesTheBuffer(t *testing.T) {
 	}{
 		{"memory, one request per delivery", func(string) *Config {
 			cfg := memCfg()
-			cfg.Buffer, cfg.MaxBatchSpans = requests, 0
+			cfg.QueueSize, cfg.MaxBatchSpans = requests, 0
 			return cfg
 		}},
 		{"memory, merged deliveries", func(string) *Config {
 			cfg := memCfg()
-			cfg.Buffer = requests
+			cfg.QueueSize = requests
 			return cfg
 		}},
 		{"overflow to disk", func(dir string) *Config {
 			cfg := diskCfg(dir, ModeOverflow, FsyncNever)
-			cfg.Buffer = 2
+			cfg.QueueSize = 2
 			return cfg
 		}},
 		{"write_ahead", func(dir string) *Config { return diskCfg(dir, ModeWriteAhead, FsyncNever) }},
@@ -110,7 +110,7 @@ func TestPooledDataDroppedRefusedAndDrained(t *testing.T) {
 			rec := newRecorder()
 			rec.gate = make(chan struct{})
 			cfg := memCfg()
-			cfg.Buffer, cfg.Threads, cfg.MaxBatchSpans, cfg.WhenFull = 5, 1, 0, whenFull
+			cfg.QueueSize, cfg.Threads, cfg.MaxBatchSpans, cfg.WhenFull = 5, 1, 0, whenFull
 			h := start(t, cfg, pipelineOwned{rec}, nil)
 			refused := send(t, pipelineOwned{h.p})
 			close(rec.gate)
@@ -132,7 +132,7 @@ func TestPooledDataDroppedRefusedAndDrained(t *testing.T) {
 	t.Run("drained to disk at the shutdown deadline", func(t *testing.T) {
 		dir := t.TempDir()
 		cfg := diskCfg(dir, ModeOverflow, FsyncNever)
-		cfg.Buffer, cfg.ShutdownTimeout = requests, 200*time.Millisecond
+		cfg.QueueSize, cfg.ShutdownTimeout = requests, 200*time.Millisecond
 		hang := consumerFunc(func(ctx context.Context, _ ptrace.Traces) error {
 			<-ctx.Done()
 			return ctx.Err()

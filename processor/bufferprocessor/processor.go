@@ -77,6 +77,10 @@ func (p *bufferProcessor) Capabilities() consumer.Capabilities {
 
 // Start opens the disk log (if any), registers the gauges and starts the workers.
 func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
+	if p.cfg.deprecatedKeys.buffer {
+		p.logger.Warn("The buffer processor's setting "+deprecatedBufferKey+" is deprecated and will be removed: rename it to "+queueSizeKey,
+			zap.String("deprecated_key", deprecatedBufferKey), zap.String("new_key", queueSizeKey))
+	}
 	var writeAhead bool
 	if p.cfg.Storage.HasValue() {
 		s := p.cfg.Storage.Get()
@@ -105,7 +109,7 @@ func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
 		}
 	}
 	p.q = newQueue(queueSettings{
-		maxBatches: p.cfg.Buffer,
+		maxBatches: p.cfg.QueueSize,
 		log:        p.log,
 		writeAhead: writeAhead,
 		dropOldest: p.cfg.WhenFull == WhenFullDropOldest,
@@ -151,7 +155,7 @@ func (p *bufferProcessor) registerGauges() error {
 		p.tel.RegisterProcessorBufferMemorySpansCallback(memGauge(func(_, s, _ int64) int64 { return s })),
 		p.tel.RegisterProcessorBufferMemoryBytesCallback(memGauge(func(_, _, by int64) int64 { return by })),
 		p.tel.RegisterProcessorBufferMemoryCapacityCallback(func(_ context.Context, o metric.Int64Observer) error {
-			o.Observe(int64(p.cfg.Buffer))
+			o.Observe(int64(p.cfg.QueueSize))
 			return nil
 		}),
 	}

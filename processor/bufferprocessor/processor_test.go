@@ -95,13 +95,13 @@ func TestAtLeastOnceConcurrent(t *testing.T) {
 		{"memory", func(string) *Config { return memCfg() }},
 		{"overflow", func(dir string) *Config {
 			c := diskCfg(dir, ModeOverflow, FsyncInterval)
-			c.Buffer = 4 // most batches overflow to disk
+			c.QueueSize = 4 // most batches overflow to disk
 			return c
 		}},
 		{"write_ahead interval", func(dir string) *Config { return diskCfg(dir, ModeWriteAhead, FsyncInterval) }},
 		{"write_ahead always merged", func(dir string) *Config {
 			c := diskCfg(dir, ModeWriteAhead, FsyncAlways)
-			c.Buffer, c.MaxBatchSpans = 8, 25
+			c.QueueSize, c.MaxBatchSpans = 8, 25
 			return c
 		}},
 	}
@@ -167,7 +167,7 @@ func TestReplayAfterRestart(t *testing.T) {
 			down := newRecorder()
 			down.failFn = func(int) error { return errDown }
 			cfg := diskCfg(dir, mode, FsyncInterval)
-			cfg.Buffer = 5
+			cfg.QueueSize = 5
 			h := start(t, cfg, down, nil)
 			const n = 40
 			for i := range n {
@@ -244,7 +244,7 @@ func TestFullRefusesWithRetryableStatus(t *testing.T) {
 			rec := newRecorder()
 			rec.gate = make(chan struct{}) // Elasticsearch hangs
 			cfg := tt.cfg(t.TempDir())
-			cfg.Threads, cfg.Buffer = 1, 3
+			cfg.Threads, cfg.QueueSize = 1, 3
 			var h *harness
 			if tt.fs != nil {
 				h = start(t, cfg, rec, tt.fs())
@@ -291,7 +291,7 @@ func TestDropOldest(t *testing.T) {
 			rec := newRecorder()
 			rec.gate = make(chan struct{})
 			cfg := tt.cfg(t.TempDir())
-			cfg.Threads, cfg.Buffer, cfg.WhenFull = 1, 3, WhenFullDropOldest
+			cfg.Threads, cfg.QueueSize, cfg.WhenFull = 1, 3, WhenFullDropOldest
 			h := start(t, cfg, rec, nil)
 			const n, per = 150, 2000
 			for i := range n {
@@ -408,7 +408,7 @@ func TestShutdownSavesMemoryToAFullDisk(t *testing.T) {
 	down.failFn = func(int) error { return errDown }
 	cfg := diskCfg(dir, ModeOverflow, FsyncNever)
 	cfg.Storage.Get().CapacityMiB = 1
-	cfg.Threads, cfg.Buffer = 1, 3
+	cfg.Threads, cfg.QueueSize = 1, 3
 	h := start(t, cfg, down, nil)
 	const per = 2000 // ~20 KB per batch: the 1 MiB log is full after a few dozen
 	accepted := 0
@@ -445,7 +445,7 @@ func TestBatchLargerThanTheDisk(t *testing.T) {
 			rec.gate = make(chan struct{}) // Elasticsearch hangs
 			cfg := diskCfg(t.TempDir(), tt.mode, FsyncNever)
 			cfg.Storage.Get().CapacityMiB = 1
-			cfg.Threads, cfg.Buffer = 1, 1
+			cfg.Threads, cfg.QueueSize = 1, 1
 			h := start(t, cfg, rec, nil)
 			big := makeTraces(rangeIDs(0, 120_000)...) // > 1 MiB serialized
 			if tt.mode == ModeOverflow {
@@ -479,7 +479,7 @@ func TestWriteAheadClaimsRespectTheMemoryBound(t *testing.T) {
 	rec := newRecorder()
 	rec.gate = make(chan struct{}) // Elasticsearch hangs: nothing leaves memory
 	cfg := diskCfg(t.TempDir(), ModeWriteAhead, FsyncAlways)
-	cfg.Threads, cfg.Buffer = 1, 2
+	cfg.Threads, cfg.QueueSize = 1, 2
 	h := start(t, cfg, rec, &slowSyncFS{delay: 20 * time.Millisecond})
 	const n = 20
 	var wg sync.WaitGroup
@@ -492,7 +492,7 @@ func TestWriteAheadClaimsRespectTheMemoryBound(t *testing.T) {
 	}
 	wg.Wait()
 	batches, _, _ := h.p.q.memStats()
-	assert.LessOrEqual(t, batches, int64(cfg.Buffer), "memory queue beyond buffer")
+	assert.LessOrEqual(t, batches, int64(cfg.QueueSize), "memory queue beyond queue_size")
 	close(rec.gate)
 	rec.waitDistinct(t, n)
 	h.shutdown(t)
@@ -519,7 +519,7 @@ func TestFullWait(t *testing.T) {
 			rec := newRecorder()
 			rec.gate = make(chan struct{}) // Elasticsearch hangs until the case lets it go
 			cfg := memCfg()
-			cfg.Threads, cfg.Buffer, cfg.FullWait, cfg.ShutdownTimeout = 1, 1, tt.wait, 100*time.Millisecond
+			cfg.Threads, cfg.QueueSize, cfg.FullWait, cfg.ShutdownTimeout = 1, 1, tt.wait, 100*time.Millisecond
 			h := start(t, cfg, rec, nil)
 			require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(1))) // taken by the worker
 			require.Eventually(t, func() bool { return rec.n.Load() == 1 }, 10*time.Second, time.Millisecond)
