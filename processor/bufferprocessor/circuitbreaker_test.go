@@ -341,5 +341,5 @@ func TestRefusedProbeDropsOnlyItsSpans(t *testing.T) {
 	assert.Equal(t, spans-probeSpans, next.distinct(), "the rest arrived, the probe's spans did not")
 	assert.Equal(t, int64(probeSpans), h.sum(t, "processor_buffer_dropped_spans", reasonPermanent), "the refused probe's spans are counted")
 	_, err := h.tel.GetMetric("otelcol_processor_buffer_time")
-	assert.Error(t, err, "processor_buffer_time is the time to acceptance, and the request was not accepted whole")
+	assert.Error(t, err, "processor_buffer_time is the time to acceptance, and the batch was not accepted whole")
 }
