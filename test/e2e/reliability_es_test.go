@@ -75,7 +75,11 @@ func measureDelivery(t *testing.T, g *gateway, l *otlpLoad, spansPerRequest int,
 	r.peakRSS = max(mem.Peak(), readProcMem(t, g.proc.Pid()).HWM)
 	r.failedDocs = float64(exporterDroppedDocs(t, g))
 	r.refusedCopies = metricSum(t, g, "otelcol_elasticsearch_docs_processed_total", conflict)
-	r.conflictLogLines = strings.Count(g.earlierLogs+g.proc.Log(), "version_conflict_engine_exception")
+	for _, line := range strings.Split(g.earlierLogs+g.proc.Log(), "\n") {
+		if strings.Contains(line, "version_conflict_engine_exception") {
+			r.conflictLogLines++
+		}
+	}
 	return r
 }
 
@@ -165,6 +169,7 @@ func runFaultScenario(t *testing.T, config string, sc faultScenario) {
 		}
 	}
 	g := startGatewayWith(t, o)
+	started := time.Now()
 	mem := sampleMem(t, g)
 	if err := g.es.SetFaults(sc.fault); err != nil {
 		t.Fatal(err)
@@ -206,6 +211,10 @@ func runFaultScenario(t *testing.T, config string, sc faultScenario) {
 	}
 	if r.dups > 0 {
 		t.Errorf("%d duplicate span documents: every span has an _id, so Elasticsearch must refuse a copy", r.dups)
+	}
+	// The configs' log sampling: each message at most 10 times per 10 s, however many copies.
+	if limit := 10 * (int(time.Since(started)/(10*time.Second)) + 1); r.conflictLogLines > limit {
+		t.Errorf("%d log lines about refused copies in %s, want at most %d (log sampling)", r.conflictLogLines, time.Since(started), limit)
 	}
 	switch {
 	case !sc.lossy && r.missing > 0:
