@@ -214,10 +214,7 @@ func TestShutdownSavesSerializedBatches(t *testing.T) {
 	for _, withStorage := range []bool{false, true} {
 		t.Run(fmt.Sprintf("storage=%v", withStorage), func(t *testing.T) {
 			dir := t.TempDir()
-			cfg := memCfg()
-			if withStorage {
-				cfg = diskCfg(dir, ModeOverflow, FsyncNever)
-			}
+			cfg := overflowCfgIf(withStorage, dir)
 			cfg.Threads, cfg.MaxBatchSpans, cfg.ShutdownTimeout = 1, 0, 100*time.Millisecond
 			cfg.Retry = RetryConfig{InitialInterval: time.Hour, MaxInterval: time.Hour}
 			rec := newRecorder()

@@ -147,6 +147,14 @@ func memCfg() *Config {
 	return cfg
 }
 
+// overflowCfgIf is diskCfg in overflow mode without fsync when withStorage, else memCfg.
+func overflowCfgIf(withStorage bool, dir string) *Config {
+	if withStorage {
+		return diskCfg(dir, ModeOverflow, FsyncNever)
+	}
+	return memCfg()
+}
+
 func diskCfg(dir, mode, fsync string) *Config {
 	cfg := memCfg()
 	s := defaultStorage()

@@ -20,10 +20,7 @@ func TestShutdownTimeout(t *testing.T) {
 	for _, withStorage := range []bool{false, true} {
 		t.Run(fmt.Sprintf("storage=%v", withStorage), func(t *testing.T) {
 			dir := t.TempDir()
-			cfg := memCfg()
-			if withStorage {
-				cfg = diskCfg(dir, ModeOverflow, FsyncNever)
-			}
+			cfg := overflowCfgIf(withStorage, dir)
 			cfg.Threads, cfg.ShutdownTimeout = 2, 200*time.Millisecond
 			rec := newRecorder()
 			rec.gate = make(chan struct{}) // never opened: deliveries hang until cancelled
