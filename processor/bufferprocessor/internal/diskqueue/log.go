@@ -131,8 +131,9 @@ type OpenStats struct {
 //     wbuf/hbuf. DropOldest and Close take it so no segment is sealed or deleted under an append
 //     that is between its bookkeeping and its write.
 //   - rmu serialises readers: only its holder reads a record between taking the reader position
-//     and moving it (Next, DropOldest, Close, a claiming Append's TryLock). The one change of
-//     position without it (reclaimActiveLocked) requires the reader idle at the end of the log.
+//     and moving it (Next, DropOldest, a claiming Append's TryLock; Close takes it to wait for
+//     them). The one change of position without it (reclaimActiveLocked, under wmu and mu)
+//     requires the reader idle at the end of the log, where no read is in progress.
 //   - mu guards every other field, and the segments' fields; cond (on mu) wakes the appends that
 //     wait for a group commit. mu is released during reads, writes and fsyncs: commit.syncing
 //     keeps to one fsync at a time.
