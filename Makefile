@@ -108,7 +108,7 @@ es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:92
 # (<name> is the target without "bench-"; `make bench` writes pipeline.jsonl). The rate-limited
 # runs read the saturation rates `make bench` measured. Long; not part of `make test`.
 BENCH_FLAGS ?=
-BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep
+BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids
 
 bench_ARGS  =
 bench_TITLE = Pipeline benchmarks
@@ -137,6 +137,10 @@ bench-es-down_HELP  = half saturation rate, Elasticsearch down for the whole loa
 bench-sweep_ARGS  = -sweep bench/configs/sweep.yaml -es-latency 20ms -es-jitter 30ms -protocols otlp-grpc -duration 30s
 bench-sweep_TITLE = Sweep
 bench-sweep_HELP  = the configuration sweep behind the defaults, Elasticsearch at 20-50 ms per bulk
+
+bench-document-ids_ARGS  = -sweep bench/configs/document-ids.yaml -protocols otlp-grpc,otlp-http,ddtrace-v0.4
+bench-document-ids_TITLE = Document ids: on and off
+bench-document-ids_HELP  = span throughput with the document ids on and off (memory mode)
 
 bench_results = bench/results/$(if $(filter bench,$(1)),pipeline,$(1:bench-%=%)).jsonl
 

@@ -61,8 +61,10 @@ func TestReplaceSection(t *testing.T) {
 	tests := []struct{ name, doc, want string }{
 		{"empty file", "", "# Benchmarks\n\n" + sec},
 		{"appended after other sections", "# Benchmarks\n\n## Go micro-benchmarks\n\nx\n", "# Benchmarks\n\n## Go micro-benchmarks\n\nx\n\n" + sec},
-		{"replaced, later section kept", "# B\n\n" + SectionHeading + "\n\nold\nold\n\n## Go micro-benchmarks\n\nx\n",
-			"# B\n\n" + sec + "\n## Go micro-benchmarks\n\nx\n"},
+		{
+			"replaced, later section kept", "# B\n\n" + SectionHeading + "\n\nold\nold\n\n## Go micro-benchmarks\n\nx\n",
+			"# B\n\n" + sec + "\n## Go micro-benchmarks\n\nx\n",
+		},
 		{"replaced at the end, earlier section kept", "# B\n\n## Other\n\ny\n\n" + SectionHeading + "\n\nold\n", "# B\n\n## Other\n\ny\n\n" + sec},
 		{"subsections belong to the section", "# B\n\n" + SectionHeading + "\n\nold\n\n### sweep\n\nold\n", "# B\n\n" + sec},
 	}

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -203,7 +204,7 @@ func mainErr() error {
 				return err
 			}
 			env := append(os.Environ(), "BENCHRUN_PINNED=1", "BENCH_COMMAND="+o.command)
-			return syscall.Exec(taskset, append([]string{"taskset", "-c", fmt.Sprint(o.clientCPU), self}, os.Args[1:]...), env)
+			return syscall.Exec(taskset, append([]string{"taskset", "-c", strconv.Itoa(o.clientCPU), self}, os.Args[1:]...), env)
 		}
 	}
 	// The reports are rewritten after every run, so an interrupted benchmark keeps what it measured.
@@ -416,7 +417,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		}
 		return collectorproc.Options{
 			Binary:    taskset,
-			Args:      append([]string{"-c", fmt.Sprint(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, collectorFlags(sets, o.featureGates)...),
+			Args:      append([]string{"-c", strconv.Itoa(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, collectorFlags(sets, o.featureGates)...),
 			Env:       append([]string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")}, o.collectorEnv...),
 			HealthURL: "http://" + ports.Health + "/",
 		}, nil
@@ -438,11 +439,13 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	}()
 	pid := proc.Pid()
 
-	genArgs := []string{"-protocol", protocol, "-target", target(ports, protocol), "-c", fmt.Sprint(o.conc), "-n", fmt.Sprint(o.requests),
-		"-spans", fmt.Sprint(o.spans), "-service", "bench-" + protocol, "-json", "-",
+	genArgs := []string{
+		"-protocol", protocol, "-target", target(ports, protocol), "-c", strconv.Itoa(o.conc), "-n", strconv.Itoa(o.requests),
+		"-spans", strconv.Itoa(o.spans), "-service", "bench-" + protocol, "-json", "-",
 		// One seed for every run: both collectors get the same payloads (trace ids differ per
 		// request anyway, from the seed and the request's number).
-		"-seed", "20261130"}
+		"-seed", "20261130",
+	}
 	if r.Rate > 0 {
 		genArgs = append(genArgs, "-rate", fmt.Sprintf("%.0f", r.Rate))
 	}
@@ -451,7 +454,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	}
 	name := underRoot(o.root, o.gen)
 	if o.clientCPU >= 0 {
-		genArgs = append([]string{"-c", fmt.Sprint(o.clientCPU), name}, genArgs...)
+		genArgs = append([]string{"-c", strconv.Itoa(o.clientCPU), name}, genArgs...)
 		name = taskset
 	}
 	// Warm up: a few requests per client open the connections and page the code in; their spans
@@ -461,7 +464,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		// measurement, whose backlog and memory peak would land in the measurement.
 		// Its own trace ids (the clock's seed): a straggler of the warm-up must not pass for a
 		// span of the measurement.
-		warmArgs := genArgsWith(withoutFlag(withoutFlag(withoutFlag(genArgs, "-duration"), "-rate"), "-seed"), "-n", fmt.Sprint(o.warmup))
+		warmArgs := genArgsWith(withoutFlag(withoutFlag(withoutFlag(genArgs, "-duration"), "-rate"), "-seed"), "-n", strconv.Itoa(o.warmup))
 		warm := exec.CommandContext(ctx, name, warmArgs...)
 		if out, err := warm.Output(); err != nil {
 			return fail(fmt.Errorf("tracegen warm-up: %w: %.300s", err, out))
@@ -520,7 +523,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	}
 	var results []loadgen.Result
 	if err := json.Unmarshal(out, &results); err != nil || len(results) != 1 {
-		return fail(fmt.Errorf("tracegen output: %v: %.200s", err, out))
+		return fail(fmt.Errorf("tracegen output: %w: %.200s", err, out))
 	}
 	r.Gen = results[0]
 	genCPU := gen.ProcessState.UserTime() + gen.ProcessState.SystemTime()
@@ -616,7 +619,7 @@ func cpuProfile(ctx context.Context, addr string, seconds int, path string) erro
 
 // fetch saves what url answers into path.
 func fetch(ctx context.Context, url, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -63,5 +64,5 @@ func parseVmHWM(sc *bufio.Scanner) (uint64, error) {
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("no VmHWM in status")
+	return 0, errors.New("no VmHWM in status")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -47,9 +48,11 @@ type report struct {
 
 func newReport(o options) *report {
 	la, _ := os.ReadFile("/proc/loadavg")
-	r := &report{Section: o.section, ESDown: o.esDown, RateFraction: o.rateFraction, SaturationSource: o.saturationSource(), Date: time.Now().UTC(), Command: o.command, Results: o.jsonPath, Label: o.label, Machine: cpuModel(), CPUs: runtime.NumCPU(),
+	r := &report{
+		Section: o.section, ESDown: o.esDown, RateFraction: o.rateFraction, SaturationSource: o.saturationSource(), Date: time.Now().UTC(), Command: o.command, Results: o.jsonPath, Label: o.label, Machine: cpuModel(), CPUs: runtime.NumCPU(),
 		LoadAvg: strings.TrimSpace(string(la)), GoVersion: runtime.Version(), Concurrency: o.conc, Requests: o.requests,
-		Spans: o.spans, Rate: o.rate, Settings: o.sets, CollectorEnv: o.collectorEnv, FeatureGates: o.featureGates, ESLatency: o.esLatency.String(), ESJitter: o.esJitter.String()}
+		Spans: o.spans, Rate: o.rate, Settings: o.sets, CollectorEnv: o.collectorEnv, FeatureGates: o.featureGates, ESLatency: o.esLatency.String(), ESJitter: o.esJitter.String(),
+	}
 	if o.duration > 0 {
 		r.Duration = o.duration.String()
 	}
@@ -162,7 +165,7 @@ func (r *report) markdown() string {
 		if x.Collector == floorCollector {
 			delivered = fmt.Sprintf("not delivered%s | – | – | –", flag)
 		}
-		other := fmt.Sprint(g.Status.Other)
+		other := strconv.Itoa(g.Status.Other)
 		if g.Status.Missed > 0 {
 			other += fmt.Sprintf(" (+%d missed)", g.Status.Missed)
 		}

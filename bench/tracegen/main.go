@@ -68,8 +68,10 @@ func run(args []string, stdout io.Writer) error {
 	defer stop()
 	var results []*loadgen.Result
 	for _, p := range list {
-		res, err := loadgen.Run(ctx, loadgen.Config{Protocol: p, Target: targets[p], Concurrency: *conc, Requests: *requests,
-			Duration: *duration, Spans: *spans, Rate: *rate, PoolSize: *pool, Service: *service, Seed: *seed, Timeout: *timeout})
+		res, err := loadgen.Run(ctx, loadgen.Config{
+			Protocol: p, Target: targets[p], Concurrency: *conc, Requests: *requests,
+			Duration: *duration, Spans: *spans, Rate: *rate, PoolSize: *pool, Service: *service, Seed: *seed, Timeout: *timeout,
+		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
@@ -117,7 +119,7 @@ func parseTargets(flagValue string, protocols []string, host string) (map[string
 		out[protocols[0]] = flagValue
 		return out, nil
 	}
-	for _, kv := range strings.Split(flagValue, ",") {
+	for kv := range strings.SplitSeq(flagValue, ",") {
 		p, addr, ok := strings.Cut(kv, "=")
 		if _, known := out[p]; !ok || !known {
 			return nil, fmt.Errorf("-target: %q is not protocol=host:port for one of the chosen protocols", kv)

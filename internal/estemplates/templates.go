@@ -3,7 +3,7 @@
 // 8.0-8.11), and the retention the otel mapping's built-in templates lack (8.16+), embedded for
 // tracegate-es-setup. File names say what each is: ilm-policy.<name>.json,
 // component-template.<name>.json, index-template.<name>.json, under <mode>/.
-package estemplates // import "github.com/tracegate/tracegate/internal/estemplates"
+package estemplates
 
 import (
 	"embed"

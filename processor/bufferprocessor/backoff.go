@@ -1,4 +1,4 @@
-package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
+package bufferprocessor
 
 import (
 	"math/rand/v2"
@@ -22,5 +22,5 @@ func (b *backoff) next(elapsed time.Duration) (time.Duration, bool) {
 	}
 	d := b.cur
 	b.cur = min(2*b.cur, b.max)
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64())), true //nolint:gosec // jitter needs no crypto
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64())), true
 }

@@ -107,7 +107,7 @@ func TestFakeElasticsearchProcess(t *testing.T) {
 // startFakeES runs the fake bulk responder in a child process (this test binary) and returns its URL.
 func startFakeES(b *testing.B) string {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFakeElasticsearchProcess$") //nolint:gosec // this test binary
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFakeElasticsearchProcess$")
 	cmd.Env = append(os.Environ(), fakeESEnv+"=1")
 	stdin, err := cmd.StdinPipe()
 	require.NoError(b, err)

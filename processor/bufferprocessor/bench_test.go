@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -99,7 +100,7 @@ func BenchmarkDiskEngine(b *testing.B) {
 	payload, err := m.MarshalTraces(benchTraces(2048))
 	require.NoError(b, err)
 	for _, fsync := range []diskqueue.FsyncPolicy{diskqueue.FsyncInterval, diskqueue.FsyncAlways} {
-		b.Run(fmt.Sprintf("engine=segmentlog/fsync=%s", []string{"always", "interval", "never"}[fsync]), func(b *testing.B) {
+		b.Run("engine=segmentlog/fsync="+[]string{"always", "interval", "never"}[fsync], func(b *testing.B) {
 			l, _, err := diskqueue.Open(diskqueue.Options{Dir: b.TempDir(), CapacityBytes: 4 << 30, Fsync: fsync, FsyncInterval: 100 * time.Millisecond})
 			require.NoError(b, err)
 			b.SetBytes(int64(len(payload)))
@@ -128,8 +129,8 @@ func BenchmarkDiskEngine(b *testing.B) {
 			b.SetBytes(int64(len(payload)))
 			b.ResetTimer()
 			for i := range b.N {
-				key := fmt.Sprintf("%d", i)
-				binary.LittleEndian.PutUint64(meta, uint64(i)) //nolint:gosec // benchmark index
+				key := strconv.Itoa(i)
+				binary.LittleEndian.PutUint64(meta, uint64(i))
 				if err := client.Batch(ctx, storage.SetOperation("qm", meta), storage.SetOperation(key, payload)); err != nil {
 					b.Fatal(err)
 				}

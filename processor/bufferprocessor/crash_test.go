@@ -32,7 +32,7 @@ func TestReplayAfterSIGKILL(t *testing.T) {
 	// the scan below); the cleanup makes sure no child outlives the test.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestReplayAfterSIGKILL$", "-test.count=1") //nolint:gosec // our own test binary
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestReplayAfterSIGKILL$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, fmt.Sprintf("BUFFERPROCESSOR_CRASH_N=%d", batches))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

@@ -37,7 +37,7 @@ func makeTraces(ids ...int) ptrace.Traces {
 		s := ss.Spans().AppendEmpty()
 		s.SetName(strconv.Itoa(id))
 		var sid [8]byte
-		binary.BigEndian.PutUint64(sid[:], uint64(id)+1) //nolint:gosec // test ids are small
+		binary.BigEndian.PutUint64(sid[:], uint64(id)+1)
 		s.SetSpanID(sid)
 		s.SetTraceID([16]byte{1, sid[0], sid[1], sid[2], sid[3], sid[4], sid[5], sid[6], sid[7]})
 	}
@@ -223,7 +223,7 @@ func (h *harness) sum(t *testing.T, name, reason string) int64 {
 	t.Helper()
 	m, err := h.tel.GetMetric("otelcol_" + name)
 	if err != nil {
-		// Never recorded: 0, but only for a metric the processor has, so that a misspelt or
+		// Never recorded: 0, but only for a metric the processor has, so that a misspelled or
 		// renamed name fails instead of passing every assert.Zero.
 		requireMetricDefined(t, name)
 		return 0

@@ -1,4 +1,4 @@
-package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
+package bufferprocessor
 
 import (
 	"context"
@@ -48,12 +48,12 @@ type bufferProcessor struct {
 	// inFlightMemSpans counts the spans of deliveries in progress that exist only in memory: lost
 	// if Shutdown has to leave such a delivery behind (stuckGrace).
 	inFlightMemSpans atomic.Int64
-	// stuckGrace is how long Shutdown waits, after cancelling the deliveries at its deadline, for
+	// stuckGrace is how long Shutdown waits, after canceling the deliveries at its deadline, for
 	// them to return before it saves the memory queue and closes the log without them.
 	stuckGrace time.Duration
 }
 
-// stuckDeliveryGrace: a next consumer that honours cancellation returns at once; one that does
+// stuckDeliveryGrace: a next consumer that honors cancellation returns at once; one that does
 // not would otherwise hold Shutdown (and the memory queue it has not saved yet) until the process
 // is killed.
 const stuckDeliveryGrace = 5 * time.Second
@@ -65,8 +65,10 @@ func newBufferProcessor(set processor.Settings, cfg *Config, next consumer.Trace
 	if err != nil {
 		return nil, fmt.Errorf("create telemetry: %w", err)
 	}
-	return &bufferProcessor{cfg: cfg, next: next, logger: set.Logger, tel: tel, ctx: context.Background(), fs: diskqueue.OS{},
-		stuckGrace: stuckDeliveryGrace}, nil
+	return &bufferProcessor{
+		cfg: cfg, next: next, logger: set.Logger, tel: tel, ctx: context.Background(), fs: diskqueue.OS{},
+		stuckGrace: stuckDeliveryGrace,
+	}, nil
 }
 
 // Capabilities: the processor keeps each batch after ConsumeTraces returns and merges batches, so

@@ -109,7 +109,7 @@ func TestAtLeastOnceConcurrent(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			rec := newRecorder()
 			var mu sync.Mutex
-			rng := rand.New(rand.NewPCG(1, 2)) //nolint:gosec // test randomness
+			rng := rand.New(rand.NewPCG(1, 2))
 			rec.failFn = func(int) error {
 				mu.Lock()
 				defer mu.Unlock()
@@ -124,9 +124,7 @@ func TestAtLeastOnceConcurrent(t *testing.T) {
 			const producers, batches, per = 6, 60, 5
 			var wg sync.WaitGroup
 			for p := range producers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					for b := range batches {
 						ids := rangeIDs((p*batches+b)*per, per)
 						for {
@@ -138,7 +136,7 @@ func TestAtLeastOnceConcurrent(t *testing.T) {
 							time.Sleep(time.Millisecond) // a client's retry delay
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			total := producers * batches * per
@@ -484,11 +482,9 @@ func TestWriteAheadClaimsRespectTheMemoryBound(t *testing.T) {
 	const n = 20
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			assert.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(i)))
-		}()
+		})
 	}
 	wg.Wait()
 	batches, _, _ := h.p.q.memStats()

@@ -1,4 +1,4 @@
-package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
+package bufferprocessor
 
 import (
 	"context"
@@ -204,7 +204,7 @@ func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err erro
 		}
 	}
 
-	// Overflow to disk, or write-ahead. Serialise outside every lock.
+	// Overflow to disk, or write-ahead. Serialize outside every lock.
 	if b.payload == nil {
 		payload, err := serialize(td)
 		if err != nil {

@@ -1,4 +1,4 @@
-package bufferprocessor // import "github.com/tracegate/tracegate/processor/bufferprocessor"
+package bufferprocessor
 
 import (
 	"go.opentelemetry.io/collector/pdata/ptrace"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,7 +48,7 @@ func unevenTraces(spansPerScope, pad int) ptrace.Traces {
 			ss.Scope().SetName(fmt.Sprintf("scope-%d", s))
 			for range spansPerScope {
 				sp := ss.Spans().AppendEmpty()
-				sp.SetName(fmt.Sprint(n))
+				sp.SetName(strconv.Itoa(n))
 				if n%7 == 0 {
 					sp.Attributes().PutStr("payload", strings.Repeat("x", pad))
 				}
@@ -229,7 +230,7 @@ func TestMoveLeadingSpansLeavesNoEmptyEntries(t *testing.T) {
 	rs.ScopeSpans().AppendEmpty() // no spans
 	ss := rs.ScopeSpans().AppendEmpty()
 	for i := range 4 {
-		ss.Spans().AppendEmpty().SetName(fmt.Sprint(i))
+		ss.Spans().AppendEmpty().SetName(strconv.Itoa(i))
 	}
 	head := moveLeadingSpans(td, 2)
 	for name, part := range map[string]ptrace.Traces{"moved": head, "left": td} {

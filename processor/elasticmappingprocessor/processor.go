@@ -42,9 +42,11 @@ func newMappingProcessor(set processor.Settings, cfg *Config) (*mappingProcessor
 	if err != nil {
 		return nil, err
 	}
-	return &mappingProcessor{cfg: cfg, telemetry: tb, ecsObjects: objects,
+	return &mappingProcessor{
+		cfg: cfg, telemetry: tb, ecsObjects: objects,
 		modeAttr:   metric.WithAttributes(attribute.String("mode", cfg.Mode)),
-		logHashers: sync.Pool{New: func() any { return newLogHasher() }}}, nil
+		logHashers: sync.Pool{New: func() any { return newLogHasher() }},
+	}, nil
 }
 
 func (p *mappingProcessor) shutdown(context.Context) error {
@@ -128,7 +130,7 @@ func (p *mappingProcessor) processMetrics(ctx context.Context, md pmetric.Metric
 // be decades, and would skew every aggregation over the field.
 func addDuration(span ptrace.Span) {
 	if end, start := span.EndTimestamp(), span.StartTimestamp(); start != 0 && end != 0 && end >= start {
-		span.Attributes().PutInt("span.duration.us", int64(uint64(end-start)/1000)) //nolint:gosec // < 2^54 after the division
+		span.Attributes().PutInt("span.duration.us", int64(uint64(end-start)/1000))
 	}
 }
 

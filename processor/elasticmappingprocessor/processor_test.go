@@ -165,7 +165,7 @@ func ecsDocs(t *testing.T, fill bool) []map[string]any {
 
 func field(doc map[string]any, path string) (any, bool) {
 	var cur any = doc
-	for _, p := range strings.Split(path, ".") {
+	for p := range strings.SplitSeq(path, ".") {
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false
@@ -281,8 +281,10 @@ func TestECSDocumentsHaveObjectsWhereTheTemplateDoes(t *testing.T) {
 
 // TestECSObjectFieldsFromTheTemplate: the fields moved off are the ECS template's object fields.
 func TestECSObjectFieldsFromTheTemplate(t *testing.T) {
-	want := map[string]bool{"data_stream": true, "trace": true, "span": true, "parent": true, "event": true,
-		"service": true, "error": true, "http": true, "url": true, "host": true, "elastic": true}
+	want := map[string]bool{
+		"data_stream": true, "trace": true, "span": true, "parent": true, "event": true,
+		"service": true, "error": true, "http": true, "url": true, "host": true, "elastic": true,
+	}
 	got, err := estemplates.ECSObjectFields()
 	require.NoError(t, err)
 	assert.Equal(t, want, got)

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sort"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -32,9 +32,16 @@ const benchSpans = 10
 // benchSpan is a realistic span: ~10 meta and ~5 metrics.
 func benchMeta(i int) [][2]string {
 	return [][2]string{
-		{"env", "prod"}, {"version", "1.4.2"}, {"span.kind", "server"}, {"http.method", "GET"},
-		{"http.route", "/api/cart/:id"}, {"http.url", fmt.Sprintf("https://shop.example/api/cart/%d", i)},
-		{"http.status_code", "200"}, {"component", "net/http"}, {"language", "go"}, {"runtime-id", "5f1d3c2a-9e4b-4c1e-8f0a-2b7d6e5c4a3b"},
+		{"env", "prod"},
+		{"version", "1.4.2"},
+		{"span.kind", "server"},
+		{"http.method", "GET"},
+		{"http.route", "/api/cart/:id"},
+		{"http.url", fmt.Sprintf("https://shop.example/api/cart/%d", i)},
+		{"http.status_code", "200"},
+		{"component", "net/http"},
+		{"language", "go"},
+		{"runtime-id", "5f1d3c2a-9e4b-4c1e-8f0a-2b7d6e5c4a3b"},
 	}
 }
 
@@ -43,7 +50,7 @@ var benchMetrics = [][2]any{{"_sampling_priority_v1", 1.0}, {"_dd.measured", 1.0
 func benchV04() []byte {
 	b := msgp.AppendArrayHeader(nil, 1)
 	b = msgp.AppendArrayHeader(b, benchSpans)
-	for i := 0; i < benchSpans; i++ {
+	for i := range benchSpans {
 		b = msgp.AppendMapHeader(b, 12)
 		for _, kv := range [][2]string{{"service", "checkout"}, {"name", "http.request"}, {"resource", "GET /api/cart/:id"}, {"type", "web"}} {
 			b = msgp.AppendString(msgp.AppendString(b, kv[0]), kv[1])
@@ -78,7 +85,7 @@ func benchV05() []byte {
 		return idx[s]
 	}
 	var spans []byte
-	for i := 0; i < benchSpans; i++ {
+	for i := range benchSpans {
 		spans = msgp.AppendArrayHeader(spans, 12)
 		spans = msgp.AppendUint32(spans, id("checkout"))
 		spans = msgp.AppendUint32(spans, id("http.request"))
@@ -216,7 +223,7 @@ func BenchmarkHandler(b *testing.B) {
 		latencies = append(latencies, local...)
 		mu.Unlock()
 	})
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	slices.Sort(latencies)
 	if n := len(latencies); n > 0 {
 		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "req/s")
 		b.ReportMetric(float64(latencies[n*99/100].Microseconds()), "p99-µs")
@@ -242,7 +249,7 @@ func pdataFloor(meta [][2]string) ptrace.Traces {
 	rs.Resource().Attributes().PutStr("service.name", "checkout")
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	spans.EnsureCapacity(benchSpans)
-	for i := 0; i < benchSpans; i++ {
+	for i := range benchSpans {
 		s := spans.AppendEmpty()
 		s.SetTraceID(pcommon.TraceID{1})
 		s.SetSpanID(pcommon.SpanID{byte(i + 1)})

@@ -27,7 +27,7 @@ func minimalV05(spans int) []byte {
 	b = msgp.AppendString(b, "")
 	b = msgp.AppendString(b, "a")
 	b = msgp.AppendArrayHeader(b, 1)
-	b = msgp.AppendArrayHeader(b, uint32(spans)) //nolint:gosec // test sizes
+	b = msgp.AppendArrayHeader(b, uint32(spans))
 	for i := range spans {
 		b = msgp.AppendArrayHeader(b, 12)
 		// service, name, resource, trace id, span id, parent id, start, duration, error

@@ -20,7 +20,8 @@ import (
 func (r *ddReceiver) countDropped(ctx context.Context, ep endpoint, dropped map[string]int) {
 	for reason, n := range dropped {
 		r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(n), metric.WithAttributes(
-			attribute.String("endpoint", ep.name), attribute.String("outcome", "dropped"), attribute.String("reason", reason)))
+			attribute.String("endpoint", ep.name), attribute.String("outcome", "dropped"), attribute.String("reason", reason),
+		))
 		r.warnings.warn("dropped_spans/"+reason, "otelcol.receiver.ddtrace.spans{outcome=dropped}", "invalid spans dropped",
 			zap.String("endpoint", ep.name), zap.String("reason", reason), zap.Int("spans", n))
 	}

@@ -39,14 +39,20 @@ func TestStatusFor(t *testing.T) {
 		{"body cut off", &readError{io.ErrUnexpectedEOF}, false, 200, reply{status: 400, body: "unexpected-eof"}},
 		{"broken gzip", &readError{gzip.ErrChecksum}, false, 200, reply{status: 400, body: "reading body: gzip: invalid checksum"}},
 		{"connection reset", &readError{syscall.ECONNRESET}, true, 200, reply{status: 400, body: "reading body: connection reset by peer"}},
-		{"pipeline timeout is a refusal", fmt.Errorf("export: %w", os.ErrDeadlineExceeded), true, 200,
-			reply{status: 429, body: "export: " + os.ErrDeadlineExceeded.Error(), refused: true}},
-		{"pipeline EOF is a refusal", fmt.Errorf("Post http://es:9200/_bulk: %w", io.EOF), false, 200,
-			reply{status: 200, body: "Post http://es:9200/_bulk: EOF", refused: true}},
+		{
+			"pipeline timeout is a refusal", fmt.Errorf("export: %w", os.ErrDeadlineExceeded), true, 200,
+			reply{status: 429, body: "export: " + os.ErrDeadlineExceeded.Error(), refused: true},
+		},
+		{
+			"pipeline EOF is a refusal", fmt.Errorf("Post http://es:9200/_bulk: %w", io.EOF), false, 200,
+			reply{status: 200, body: "Post http://es:9200/_bulk: EOF", refused: true},
+		},
 		{"empty body", errEmptyBody, false, 200, reply{status: 400, body: "unexpected-eof"}},
 		{"truncated", &decodeError{io.ErrUnexpectedEOF}, false, 200, reply{status: 400, body: "unexpected-eof"}},
-		{"bad msgpack", &decodeError{errors.New("msgp: attempted to decode type \"int\" with method for \"map\"")}, false, 200,
-			reply{status: 400, body: "decoding payload: msgp: attempted to decode type \"int\" with method for \"map\""}},
+		{
+			"bad msgpack", &decodeError{errors.New("msgp: attempted to decode type \"int\" with method for \"map\"")}, false, 200,
+			reply{status: 400, body: "decoding payload: msgp: attempted to decode type \"int\" with method for \"map\""},
+		},
 		{"msgpack on a JSON route", fmt.Errorf("%w: v0.2 accepts JSON only", errUnsupportedMT), false, 200, reply{status: 415, body: "unsupported media type: v0.2 accepts JSON only"}},
 		{"cross-site", errCrossSite, false, 200, reply{status: 403, body: "cross-site request refused"}},
 		{"method", errMethodNotAllow, false, 200, reply{status: 405, body: "method not allowed"}},
@@ -64,8 +70,10 @@ func TestStatusFor(t *testing.T) {
 }
 
 func TestIsTruthy(t *testing.T) {
-	for v, want := range map[string]bool{"": false, "0": false, "f": false, "F": false, "FALSE": false, "False": false, "false": false,
-		"1": true, "t": true, "true": true, "yes": true} {
+	for v, want := range map[string]bool{
+		"": false, "0": false, "f": false, "F": false, "FALSE": false, "False": false, "false": false,
+		"1": true, "t": true, "true": true, "yes": true,
+	} {
 		assert.Equal(t, want, isTruthy(v), v)
 	}
 }

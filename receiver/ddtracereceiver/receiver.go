@@ -98,13 +98,11 @@ func (r *ddReceiver) Start(ctx context.Context, host component.Host) error {
 		_ = ln.Close()
 		return err
 	}
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
+	r.wg.Go(func() {
 		if err := r.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
 		}
-	}()
+	})
 	r.set.Logger.Info("ddtrace receiver listening", zap.String("endpoint", r.cfg.NetAddr.Endpoint))
 	return nil
 }

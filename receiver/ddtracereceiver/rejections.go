@@ -20,7 +20,8 @@ func (r *ddReceiver) reject(ctx context.Context, ep endpoint, realStatus bool, s
 	cause := causeOf(err)
 	rep := replyFor(cause, err, realStatus, r.cfg.RefusalStatus)
 	r.telemetry.ReceiverDdtraceRequestsRejected.Add(ctx, 1, metric.WithAttributes(
-		attribute.String("endpoint", ep.name), attribute.String("reason", cause)))
+		attribute.String("endpoint", ep.name), attribute.String("reason", cause),
+	))
 	msg := "bad trace request"
 	if rep.refused {
 		msg = "trace payload refused"

@@ -36,7 +36,8 @@ func observedReceiver(t *testing.T, cfg *Config, next *consumertest.TracesSink) 
 
 func rejected(endpoint, reason string, n int64) metricdata.DataPoint[int64] {
 	return metricdata.DataPoint[int64]{Value: n, Attributes: attribute.NewSet(
-		attribute.String("endpoint", endpoint), attribute.String("reason", reason))}
+		attribute.String("endpoint", endpoint), attribute.String("reason", reason),
+	)}
 }
 
 // TestBadRequestsWarnOncePerCause: N bad requests of one cause are N in requests.rejected and one
@@ -132,8 +133,10 @@ func TestDroppedEventAttributesAreCounted(t *testing.T) {
 	}
 	events, err := json.Marshal([]map[string]any{{"name": "e", "time_unix_nano": 1, "attributes": attrs}})
 	require.NoError(t, err)
-	body, err := json.Marshal([][]map[string]any{{{"trace_id": 1, "span_id": 2, "service": "s", "name": "op",
-		"meta": map[string]string{"events": string(events)}}}})
+	body, err := json.Marshal([][]map[string]any{{{
+		"trace_id": 1, "span_id": 2, "service": "s", "name": "op",
+		"meta": map[string]string{"events": string(events)},
+	}}})
 	require.NoError(t, err)
 
 	sink := new(consumertest.TracesSink)

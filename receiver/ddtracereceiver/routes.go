@@ -64,7 +64,8 @@ func (r *ddReceiver) discardHandler(name string, status int, body []byte) http.H
 		w.WriteHeader(status)
 		_, _ = w.Write(body)
 		r.telemetry.ReceiverDdtraceRequests.Add(req.Context(), 1, metric.WithAttributes(
-			attribute.String("endpoint", name), attribute.Int("http.response.status_code", status)))
+			attribute.String("endpoint", name), attribute.Int("http.response.status_code", status),
+		))
 	})
 }
 

@@ -41,7 +41,7 @@ func (l *otlpLoad) send(ctx context.Context, n int) int {
 	var traceID pcommon.TraceID
 	_, _ = rand.Read(traceID[:])
 	now := time.Now()
-	for i := 0; i < n; i++ {
+	for i := range n {
 		var spanID pcommon.SpanID
 		_, _ = rand.Read(spanID[:])
 		s := spans.AppendEmpty()
@@ -79,10 +79,8 @@ func (l *otlpLoad) send(ctx context.Context, n int) int {
 // run sends from clients goroutines, each one request every interval, until ctx ends.
 func (l *otlpLoad) run(ctx context.Context, clients, spansPerRequest int, interval time.Duration) {
 	var wg sync.WaitGroup
-	for c := 0; c < clients; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range clients {
+		wg.Go(func() {
 			tick := time.NewTicker(interval)
 			defer tick.Stop()
 			for {
@@ -93,7 +91,7 @@ func (l *otlpLoad) run(ctx context.Context, clients, spansPerRequest int, interv
 					l.send(ctx, spansPerRequest)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }
@@ -159,7 +157,7 @@ func TestDurableSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := newOTLPLoad(g.endpoints.OTLPHTTP)
-	for i := 0; i < 50; i++ {
+	for i := range 50 {
 		if status := load.send(context.Background(), 100); status != http.StatusOK {
 			t.Fatalf("request %d: status %d", i, status)
 		}

@@ -44,7 +44,7 @@ func TestComponents(t *testing.T) {
 	}
 	sections := map[string][]string{}
 	section := ""
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if !strings.HasPrefix(line, " ") && strings.HasSuffix(line, ":") {
 			section = strings.TrimSuffix(line, ":")
 		}

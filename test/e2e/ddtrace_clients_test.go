@@ -289,8 +289,10 @@ func expectedDDSpans(t *testing.T, sent []ddSentSpan, service string) []tracesen
 		if s.Error {
 			status = "Error"
 		}
-		out = append(out, tracesend.Span{TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentID,
-			Name: name, Kind: kind, StatusCode: status, Service: s.Service, Attributes: attrs})
+		out = append(out, tracesend.Span{
+			TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentID,
+			Name: name, Kind: kind, StatusCode: status, Service: s.Service, Attributes: attrs,
+		})
 	}
 	if len(traces) != ddTraces {
 		t.Fatalf("the sender printed %d distinct trace ids, want %d", len(traces), ddTraces)

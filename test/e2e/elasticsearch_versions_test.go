@@ -28,22 +28,38 @@ func TestElasticsearchVersions(t *testing.T) {
 		index     string            // where spans must land
 		fields    map[string]string // document field → JSON kind it must have ("string", "number")
 	}{
-		{"8.17 otel (default)", "8.17.0", nil, "otel", "traces-generic.otel-default",
-			map[string]string{"trace_id": "string", "span_id": "string", "duration": "number", "resource.attributes.service.name": "string"}},
-		{"8.13 ecs", "8.13.4", []string{"elasticsearch/ecs.yaml"}, "ecs", "traces-generic-default",
-			map[string]string{"trace.id": "string", "span.id": "string", "span.duration.us": "number", "service.name": "string"}},
-		{"8.5 plain", "8.5.3", []string{"elasticsearch/plain.yaml"}, "plain", daily,
-			map[string]string{"TraceId": "string", "SpanId": "string", "Duration": "number", "Resource.service.name": "string"}},
-		{"7.17 plain", "7.17.25", []string{"elasticsearch/plain.yaml"}, "plain", daily,
-			map[string]string{"TraceId": "string", "SpanId": "string", "Duration": "number", "Resource.service.name": "string"}},
+		{
+			"8.17 otel (default)", "8.17.0", nil, "otel", "traces-generic.otel-default",
+			map[string]string{"trace_id": "string", "span_id": "string", "duration": "number", "resource.attributes.service.name": "string"},
+		},
+		{
+			"8.13 ecs", "8.13.4",
+			[]string{"elasticsearch/ecs.yaml"},
+			"ecs", "traces-generic-default",
+			map[string]string{"trace.id": "string", "span.id": "string", "span.duration.us": "number", "service.name": "string"},
+		},
+		{
+			"8.5 plain", "8.5.3",
+			[]string{"elasticsearch/plain.yaml"},
+			"plain", daily,
+			map[string]string{"TraceId": "string", "SpanId": "string", "Duration": "number", "Resource.service.name": "string"},
+		},
+		{
+			"7.17 plain", "7.17.25",
+			[]string{"elasticsearch/plain.yaml"},
+			"plain", daily,
+			map[string]string{"TraceId": "string", "SpanId": "string", "Duration": "number", "Resource.service.name": "string"},
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			g := startGatewayWith(t, gatewayOptions{config: "default.yaml", overlays: tt.overlays, esVersion: tt.version,
+			g := startGatewayWith(t, gatewayOptions{
+				config: "default.yaml", overlays: tt.overlays, esVersion: tt.version,
 				beforeRun: func(t *testing.T, es *esstandin.Server) {
 					if _, err := essetup.Run(context.Background(), essetup.Options{URLs: []string{es.URL()}, Mode: tt.setupMode}); err != nil {
 						t.Fatalf("tracegate-es-setup --mode %s: %v", tt.setupMode, err)
 					}
-				}})
+				},
+			})
 			var sent []tracesend.Span
 			for _, p := range tracesend.Protocols() {
 				if p.Name != "otlp-grpc" && p.Name != "ddtrace-v0.4" {

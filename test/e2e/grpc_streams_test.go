@@ -62,8 +62,12 @@ func floodStreams(t *testing.T, addr, path string, n int) streamFlood {
 	var hb bytes.Buffer
 	enc := hpack.NewEncoder(&hb)
 	for _, h := range [][2]string{
-		{":method", "POST"}, {":scheme", "http"}, {":path", path}, {":authority", addr},
-		{"content-type", "application/grpc"}, {"te", "trailers"},
+		{":method", "POST"},
+		{":scheme", "http"},
+		{":path", path},
+		{":authority", addr},
+		{"content-type", "application/grpc"},
+		{"te", "trailers"},
 	} {
 		_ = enc.WriteField(hpack.HeaderField{Name: h[0], Value: h[1]})
 	}

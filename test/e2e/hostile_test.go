@@ -65,7 +65,7 @@ type hostileRequest struct {
 	// okAccepted: a 2xx is also a correct answer (invalid UTF-8 is repaired, a nested value within
 	// the size limit is valid, an empty protobuf is an empty request).
 	okAccepted bool
-	// stock500: a stock receiver answers 500 with this message (a known upstream behaviour,
+	// stock500: a stock receiver answers 500 with this message (a known upstream behavior,
 	// docs/reliability.md); asserted exactly, so a change upstream shows here.
 	stock500 string
 	// serial: run alone (it costs hundreds of MiB while it is decoded).
@@ -139,9 +139,11 @@ func validZipkinJSON(service, name string) []byte {
 func validJaeger(t *testing.T, service, name string) []byte {
 	b, err := tracesend.EncodeJaegerBinary(context.Background(), &jaeger.Batch{
 		Process: &jaeger.Process{ServiceName: service},
-		Spans: []*jaeger.Span{{TraceIdLow: 1, TraceIdHigh: 2, SpanId: 3, OperationName: name,
+		Spans: []*jaeger.Span{{
+			TraceIdLow: 1, TraceIdHigh: 2, SpanId: 3, OperationName: name,
 			StartTime: time.Now().UnixMicro(), Duration: 1000,
-			Tags: []*jaeger.Tag{{Key: "k", VType: jaeger.TagType_STRING, VStr: &name}}}},
+			Tags: []*jaeger.Tag{{Key: "k", VType: jaeger.TagType_STRING, VStr: &name}},
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -150,8 +152,10 @@ func validJaeger(t *testing.T, service, name string) []byte {
 }
 
 func validDDv04(service, name string) []byte {
-	return tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{Service: service, Name: name, Resource: name,
-		TraceID: 1, SpanID: 2, Start: time.Now().UnixNano(), Duration: 1000, Meta: map[string]string{"k": name}}}})
+	return tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{
+		Service: service, Name: name, Resource: name,
+		TraceID: 1, SpanID: 2, Start: time.Now().UnixNano(), Duration: 1000, Meta: map[string]string{"k": name},
+	}}})
 }
 
 // TestSpanWithAMillionTags: a valid ddtrace span with 1,000,000 distinct tags (7 MB). pdata's
@@ -165,8 +169,10 @@ func TestSpanWithAMillionTags(t *testing.T) {
 	for i := range n {
 		meta[fmt.Sprintf("t%07d", i)] = "v"
 	}
-	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{Service: "million-tags", Name: "op", Resource: "op",
-		TraceID: 3, SpanID: 4, Start: time.Now().UnixNano(), Duration: 1000, Meta: meta}}})
+	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{
+		Service: "million-tags", Name: "op", Resource: "op",
+		TraceID: 3, SpanID: 4, Start: time.Now().UnixNano(), Duration: 1000, Meta: meta,
+	}}})
 	client := &http.Client{Timeout: 90 * time.Second}
 	req, err := http.NewRequest(http.MethodPut, "http://"+g.endpoints.DDTrace+"/v0.4/traces", bytes.NewReader(body))
 	if err != nil {
@@ -247,11 +253,11 @@ func nestedOTLP(depth int) []byte {
 func nestedOTLPJSON(depth int) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"resourceSpans":[{"resource":{"attributes":[{"key":"k","value":`)
-	for i := 0; i < depth; i++ {
+	for range depth {
 		b.WriteString(`{"arrayValue":{"values":[`)
 	}
 	b.WriteString(`{"stringValue":"x"}`)
-	for i := 0; i < depth; i++ {
+	for range depth {
 		b.WriteString(`]}}`)
 	}
 	b.WriteString(`}]},"scopeSpans":[{"spans":[{"traceId":"07070707070707070707070707070707","spanId":"0102030405060708","name":"nested"}]}]}]}`)
@@ -295,8 +301,10 @@ func hostileRequests(t *testing.T, g *gateway) []hostileRequest {
 	}
 	for _, tg := range targets {
 		add(hostileRequest{name: tg.name + "/truncated", addr: tg.addr, path: tg.path, contentType: tg.ct, body: tg.valid[:len(tg.valid)*2/3]})
-		add(hostileRequest{name: tg.name + "/empty", addr: tg.addr, path: tg.path, contentType: tg.ct, body: nil,
-			okAccepted: tg.name == "otlp-http"}) // an empty protobuf is a valid, empty request
+		add(hostileRequest{
+			name: tg.name + "/empty", addr: tg.addr, path: tg.path, contentType: tg.ct, body: nil,
+			okAccepted: tg.name == "otlp-http",
+		}) // an empty protobuf is a valid, empty request
 		add(hostileRequest{name: tg.name + "/oversized-30MiB", addr: tg.addr, path: tg.path, contentType: tg.ct, body: oversized, stock500: tg.stock500})
 		add(hostileRequest{name: tg.name + "/gzip-bomb-200MiB", addr: tg.addr, path: tg.path, contentType: tg.ct, encoding: "gzip", body: bomb, stock500: tg.stock500})
 		add(hostileRequest{name: tg.name + "/bad-gzip", addr: tg.addr, path: tg.path, contentType: tg.ct, encoding: "gzip", body: []byte("not gzip at all")})
@@ -307,8 +315,10 @@ func hostileRequests(t *testing.T, g *gateway) []hostileRequest {
 	// Wrong content types: a body that does not match its label, or a label nobody speaks.
 	add(hostileRequest{name: "otlp-http/text-plain", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: "text/plain", body: otlp})
 	// otlpreceiver cannot render the JSON error (it quotes the invalid UTF-8 of the body) and answers 500.
-	add(hostileRequest{name: "otlp-http/proto-as-json", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctJSON, body: otlp,
-		stock500: "failed to marshal error message"})
+	add(hostileRequest{
+		name: "otlp-http/proto-as-json", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctJSON, body: otlp,
+		stock500: "failed to marshal error message",
+	})
 	add(hostileRequest{name: "zipkin/json-as-proto", addr: ep.Zipkin, path: "/api/v2/spans", contentType: ctProto, body: zip})
 	add(hostileRequest{name: "zipkin/text-plain-garbage", addr: ep.Zipkin, path: "/api/v2/spans", contentType: "text/plain", body: []byte("hello")})
 	add(hostileRequest{name: "jaeger/text-plain", addr: ep.JaegerHTTP, path: "/api/traces", contentType: "text/plain", body: jae})
@@ -316,71 +326,115 @@ func hostileRequests(t *testing.T, g *gateway) []hostileRequest {
 	add(hostileRequest{name: "ddtrace-v0.2/msgpack", addr: ep.DDTrace, path: "/v0.2/traces", contentType: ctMsgpack, body: dd})
 
 	// Length headers claiming huge sizes.
-	add(hostileRequest{name: "otlp-http/proto-len-2GiB", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctProto,
-		body: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x07, 0x0a, 0x00}})
-	add(hostileRequest{name: "zipkin/proto-len-2GiB", addr: ep.Zipkin, path: "/api/v2/spans", contentType: ctProto,
-		body: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x07, 0x0a, 0x00}})
+	add(hostileRequest{
+		name: "otlp-http/proto-len-2GiB", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctProto,
+		body: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x07, 0x0a, 0x00},
+	})
+	add(hostileRequest{
+		name: "zipkin/proto-len-2GiB", addr: ep.Zipkin, path: "/api/v2/spans", contentType: ctProto,
+		body: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x07, 0x0a, 0x00},
+	})
 	// jaeger.Batch: field 2 (spans) list<struct> of 2^31-1 elements; field 1 (process) with a
 	// service name string of 2^31-1 bytes.
-	add(hostileRequest{name: "jaeger/thrift-list-2G", addr: ep.JaegerHTTP, path: "/api/traces", contentType: ctThrift,
-		body: []byte{0x0f, 0x00, 0x02, 0x0c, 0x7f, 0xff, 0xff, 0xff, 0x00}})
-	add(hostileRequest{name: "jaeger/thrift-string-2GiB", addr: ep.JaegerHTTP, path: "/api/traces", contentType: ctThrift,
-		body: []byte{0x0c, 0x00, 0x01, 0x0b, 0x00, 0x01, 0x7f, 0xff, 0xff, 0xff, 'a', 'b'}})
-	add(hostileRequest{name: "ddtrace-v0.4/msgpack-array-4G", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
-		body: []byte{0xdd, 0xff, 0xff, 0xff, 0xff, 0x90}})
-	add(hostileRequest{name: "ddtrace-v0.4/msgpack-map-4G", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
-		body: []byte{0x91, 0x91, 0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 'a'}})
-	add(hostileRequest{name: "ddtrace-v0.4/msgpack-str-2GiB", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
-		body: []byte{0x91, 0x91, 0x81, 0xdb, 0x7f, 0xff, 0xff, 0xff, 'a'}})
-	add(hostileRequest{name: "ddtrace-v0.5/dictionary-4G", addr: ep.DDTrace, path: "/v0.5/traces", contentType: ctMsgpack,
-		body: []byte{0x92, 0xdd, 0xff, 0xff, 0xff, 0xff, 0x90}})
-	add(hostileRequest{name: "ddtrace-v0.7/msgpack-map-4G", addr: ep.DDTrace, path: "/v0.7/traces", contentType: ctMsgpack,
-		body: []byte{0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 'a'}})
-	add(hostileRequest{name: "ddtrace-api-v0.2/proto-len-2GiB", addr: ep.DDTrace, path: "/api/v0.2/traces", contentType: ctProto,
-		body: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x07, 0x0a, 0x00}})
+	add(hostileRequest{
+		name: "jaeger/thrift-list-2G", addr: ep.JaegerHTTP, path: "/api/traces", contentType: ctThrift,
+		body: []byte{0x0f, 0x00, 0x02, 0x0c, 0x7f, 0xff, 0xff, 0xff, 0x00},
+	})
+	add(hostileRequest{
+		name: "jaeger/thrift-string-2GiB", addr: ep.JaegerHTTP, path: "/api/traces", contentType: ctThrift,
+		body: []byte{0x0c, 0x00, 0x01, 0x0b, 0x00, 0x01, 0x7f, 0xff, 0xff, 0xff, 'a', 'b'},
+	})
+	add(hostileRequest{
+		name: "ddtrace-v0.4/msgpack-array-4G", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
+		body: []byte{0xdd, 0xff, 0xff, 0xff, 0xff, 0x90},
+	})
+	add(hostileRequest{
+		name: "ddtrace-v0.4/msgpack-map-4G", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
+		body: []byte{0x91, 0x91, 0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 'a'},
+	})
+	add(hostileRequest{
+		name: "ddtrace-v0.4/msgpack-str-2GiB", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
+		body: []byte{0x91, 0x91, 0x81, 0xdb, 0x7f, 0xff, 0xff, 0xff, 'a'},
+	})
+	add(hostileRequest{
+		name: "ddtrace-v0.5/dictionary-4G", addr: ep.DDTrace, path: "/v0.5/traces", contentType: ctMsgpack,
+		body: []byte{0x92, 0xdd, 0xff, 0xff, 0xff, 0xff, 0x90},
+	})
+	add(hostileRequest{
+		name: "ddtrace-v0.7/msgpack-map-4G", addr: ep.DDTrace, path: "/v0.7/traces", contentType: ctMsgpack,
+		body: []byte{0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 'a'},
+	})
+	add(hostileRequest{
+		name: "ddtrace-api-v0.2/proto-len-2GiB", addr: ep.DDTrace, path: "/api/v0.2/traces", contentType: ctProto,
+		body: []byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x07, 0x0a, 0x00},
+	})
 	// msgpack nested 1M levels deep in an unknown span key (the decoder skips unknown values).
 	deepMsgpack := append([]byte{0x91, 0x91, 0x81, 0xa3, 'z', 'z', 'z'}, bytes.Repeat([]byte{0x91}, 1<<20)...)
-	add(hostileRequest{name: "ddtrace-v0.4/msgpack-nested-1M", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
-		body: append(deepMsgpack, 0xc0)})
+	add(hostileRequest{
+		name: "ddtrace-v0.4/msgpack-nested-1M", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
+		body: append(deepMsgpack, 0xc0),
+	})
 
 	// Deeply nested JSON where a decoder recurses on real values.
 	add(hostileRequest{name: "ddtrace-v0.3/json-nested-1M", addr: ep.DDTrace, path: "/v0.3/traces", contentType: ctJSON, body: deepJSON})
-	add(hostileRequest{name: "ddtrace-v0.3/json-nested-meta", addr: ep.DDTrace, path: "/v0.3/traces", contentType: ctJSON,
-		body: []byte(`[[{"trace_id":1,"span_id":2,"meta":` + strings.Repeat(`{"a":`, 1<<19) + `1` + strings.Repeat(`}`, 1<<19) + `}]]`)})
+	add(hostileRequest{
+		name: "ddtrace-v0.3/json-nested-meta", addr: ep.DDTrace, path: "/v0.3/traces", contentType: ctJSON,
+		body: []byte(`[[{"trace_id":1,"span_id":2,"meta":` + strings.Repeat(`{"a":`, 1<<19) + `1` + strings.Repeat(`}`, 1<<19) + `}]]`),
+	})
 	add(hostileRequest{name: "zipkin-v1-json/nested-1M", addr: ep.Zipkin, path: "/api/v1/spans", contentType: ctJSON, body: deepJSON})
-	add(hostileRequest{name: "zipkin-v2-json/nested-tags", addr: ep.Zipkin, path: "/api/v2/spans", contentType: ctJSON,
-		body: []byte(`[{"traceId":"01","id":"01","tags":` + strings.Repeat(`{"a":`, 1<<19) + `1` + strings.Repeat(`}`, 1<<19) + `}]`)})
+	add(hostileRequest{
+		name: "zipkin-v2-json/nested-tags", addr: ep.Zipkin, path: "/api/v2/spans", contentType: ctJSON,
+		body: []byte(`[{"traceId":"01","id":"01","tags":` + strings.Repeat(`{"a":`, 1<<19) + `1` + strings.Repeat(`}`, 1<<19) + `}]`),
+	})
 	// pdata decodes nested AnyValues recursively without a depth limit: within the 8 MiB body limit
 	// of our configs that is valid and accepted (at a cost in memory); 1.6M levels (15 MB) crashed
 	// tracegate with the stock 20 MiB limit, and must now be refused.
-	add(hostileRequest{name: "otlp-http/json-anyvalue-nested-290k", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctJSON,
-		body: nestedOTLPJSON(290_000), okAccepted: true, serial: true})
-	add(hostileRequest{name: "otlp-http/proto-anyvalue-nested-850k", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctProto,
-		body: nestedOTLP(850_000), okAccepted: true, serial: true})
-	add(hostileRequest{name: "otlp-http/proto-anyvalue-nested-1.6M", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctProto,
-		body: nestedOTLP(1_600_000), serial: true})
+	add(hostileRequest{
+		name: "otlp-http/json-anyvalue-nested-290k", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctJSON,
+		body: nestedOTLPJSON(290_000), okAccepted: true, serial: true,
+	})
+	add(hostileRequest{
+		name: "otlp-http/proto-anyvalue-nested-850k", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctProto,
+		body: nestedOTLP(850_000), okAccepted: true, serial: true,
+	})
+	add(hostileRequest{
+		name: "otlp-http/proto-anyvalue-nested-1.6M", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctProto,
+		body: nestedOTLP(1_600_000), serial: true,
+	})
 
 	// One-byte elements that decode to hundreds of bytes each: 8 Mi empty span maps (~2 GB as
 	// spans) must be refused before they are allocated.
 	n := 8 << 20
-	add(hostileRequest{name: "ddtrace-v0.4/8Mi-empty-spans", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
-		body: append([]byte{0x91, 0xdd, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, bytes.Repeat([]byte{0x80}, n)...)})
+	add(hostileRequest{
+		name: "ddtrace-v0.4/8Mi-empty-spans", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
+		body: append([]byte{0x91, 0xdd, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, bytes.Repeat([]byte{0x80}, n)...),
+	})
 	// The same through /api/v0.2's protobuf, where an empty span is two bytes: 4 Mi of them.
 	chunk := bytes.Repeat([]byte{0x1a, 0x00}, 4<<20)                                                   // TraceChunk.spans, empty
 	tracer := append(append([]byte{0x32}, binenc.AppendUvarint(nil, uint64(len(chunk)))...), chunk...) // TracerPayload.chunks
-	add(hostileRequest{name: "ddtrace-api-v0.2/4Mi-empty-spans", addr: ep.DDTrace, path: "/api/v0.2/traces", contentType: ctProto,
-		body: append(append([]byte{0x2a}, binenc.AppendUvarint(nil, uint64(len(tracer)))...), tracer...)}) // AgentPayload.tracerPayloads
+	add(hostileRequest{
+		name: "ddtrace-api-v0.2/4Mi-empty-spans", addr: ep.DDTrace, path: "/api/v0.2/traces", contentType: ctProto,
+		body: append(append([]byte{0x2a}, binenc.AppendUvarint(nil, uint64(len(tracer)))...), tracer...),
+	}) // AgentPayload.tracerPayloads
 
 	// Invalid UTF-8 in names, services and attributes: repairing (2xx) and refusing (4xx) are both
 	// clear answers; the pipeline must not get stuck on what it accepted.
-	add(hostileRequest{name: "otlp-http/invalid-utf8", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctProto,
-		body: validOTLP("utf8-otlp"+bad, bad), okAccepted: true})
-	add(hostileRequest{name: "zipkin/invalid-utf8", addr: ep.Zipkin, path: "/api/v2/spans", contentType: ctJSON,
-		body: []byte(strings.ReplaceAll(string(validZipkinJSON("utf8-zipkin", "NAME")), "NAME", bad)), okAccepted: true})
-	add(hostileRequest{name: "jaeger/invalid-utf8", addr: ep.JaegerHTTP, path: "/api/traces", contentType: ctThrift,
-		body: validJaeger(t, "utf8-jaeger"+bad, bad), okAccepted: true})
-	add(hostileRequest{name: "ddtrace-v0.4/invalid-utf8", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
-		body: validDDv04("utf8-dd"+bad, bad), okAccepted: true})
+	add(hostileRequest{
+		name: "otlp-http/invalid-utf8", addr: ep.OTLPHTTP, path: "/v1/traces", contentType: ctProto,
+		body: validOTLP("utf8-otlp"+bad, bad), okAccepted: true,
+	})
+	add(hostileRequest{
+		name: "zipkin/invalid-utf8", addr: ep.Zipkin, path: "/api/v2/spans", contentType: ctJSON,
+		body: []byte(strings.ReplaceAll(string(validZipkinJSON("utf8-zipkin", "NAME")), "NAME", bad)), okAccepted: true,
+	})
+	add(hostileRequest{
+		name: "jaeger/invalid-utf8", addr: ep.JaegerHTTP, path: "/api/traces", contentType: ctThrift,
+		body: validJaeger(t, "utf8-jaeger"+bad, bad), okAccepted: true,
+	})
+	add(hostileRequest{
+		name: "ddtrace-v0.4/invalid-utf8", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctMsgpack,
+		body: validDDv04("utf8-dd"+bad, bad), okAccepted: true,
+	})
 	return reqs
 }
 
@@ -490,12 +544,10 @@ func TestHostileInput(t *testing.T) {
 	var slowWG sync.WaitGroup
 	slowResults := make(chan slowResult, 16)
 	slow := func(name, addr, head string, drip byte, interval time.Duration) {
-		slowWG.Add(1)
-		go func() {
-			defer slowWG.Done()
+		slowWG.Go(func() {
 			a, after, err := slowClient(addr, head, drip, interval, 75*time.Second)
 			slowResults <- slowResult{name, a, after, err}
-		}()
+		})
 	}
 	for _, tg := range []struct{ name, addr, path string }{
 		{"otlp-http", g.endpoints.OTLPHTTP, "/v1/traces"},
@@ -570,10 +622,8 @@ func TestHostileInput(t *testing.T) {
 	ports := []string{g.endpoints.OTLPGRPC, g.endpoints.OTLPHTTP, g.endpoints.Zipkin, g.endpoints.JaegerHTTP, g.endpoints.DDTrace}
 	dialErrs := 0
 	var dialWG sync.WaitGroup
-	for w := 0; w < 50; w++ {
-		dialWG.Add(1)
-		go func() {
-			defer dialWG.Done()
+	for w := range 50 {
+		dialWG.Go(func() {
 			for i := w; i < hostileConns; i += 50 {
 				c, err := net.DialTimeout("tcp", ports[i%len(ports)], 10*time.Second)
 				connMu.Lock()
@@ -587,7 +637,7 @@ func TestHostileInput(t *testing.T) {
 					_, _ = io.WriteString(c, "POST /v1/tra")
 				}
 			}
-		}()
+		})
 	}
 	dialWG.Wait()
 	t.Logf("%d connections open (%d dial errors); tracegate: %s", len(conns), dialErrs, readProcMem(t, g.proc.Pid()))
@@ -652,7 +702,7 @@ func checkHostileResults(t *testing.T, g *gateway, reqs []hostileRequest, result
 		res := results[i]
 		switch {
 		case r.stock500 != "" && res.status == http.StatusInternalServerError && strings.Contains(res.msg, r.stock500):
-			t.Logf("%-40s %d %.100s (known stock behaviour)", r.name, res.status, res.msg)
+			t.Logf("%-40s %d %.100s (known stock behavior)", r.name, res.status, res.msg)
 		case res.err != nil && serverTimedOut(res.err):
 			t.Errorf("%-40s no answer: %v", r.name, res.err)
 		case res.err != nil:

@@ -75,7 +75,7 @@ func measureDelivery(t *testing.T, g *gateway, l *otlpLoad, spansPerRequest int,
 	r.peakRSS = max(mem.Peak(), readProcMem(t, g.proc.Pid()).HWM)
 	r.failedDocs = float64(exporterDroppedDocs(t, g))
 	r.refusedCopies = metricSum(t, g, "otelcol_elasticsearch_docs_processed_total", conflict)
-	for _, line := range strings.Split(g.earlierLogs+g.proc.Log(), "\n") {
+	for line := range strings.SplitSeq(g.earlierLogs+g.proc.Log(), "\n") {
 		if strings.Contains(line, "version_conflict_engine_exception") {
 			r.conflictLogLines++
 		}

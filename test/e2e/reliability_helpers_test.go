@@ -120,7 +120,7 @@ func metricSum(t *testing.T, g *gateway, name string, labelParts ...string) floa
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	sum := 0.0
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
 			continue
 		}
@@ -208,7 +208,7 @@ func overlayFile(t *testing.T, v any) string {
 // statusCounts renders a status histogram in a stable order for logs and docs.
 func statusCounts(m map[int]int, transport int) string {
 	var parts []string
-	for s := 0; s < 600; s++ {
+	for s := range 600 {
 		if m[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d×%d", m[s], s))
 		}

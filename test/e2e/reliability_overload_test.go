@@ -95,7 +95,7 @@ func TestSIGTERMPersistsQueue(t *testing.T) {
 				t.Fatal(err)
 			}
 			load := newOTLPLoad(g.endpoints.OTLPHTTP)
-			for i := 0; i < 50; i++ {
+			for i := range 50 {
 				if status := load.send(context.Background(), 100); status != 200 {
 					t.Fatalf("request %d: status %d", i, status)
 				}

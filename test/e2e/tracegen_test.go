@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 	"github.com/tracegate/tracegate/internal/testbed/esstandin"
+	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 )
 
 // TestTracegenEveryProtocolArrives is the benchmark suite's correctness check: a short
@@ -24,10 +24,12 @@ func TestTracegenEveryProtocolArrives(t *testing.T) {
 	const clients, requests, spans = 10, 50, 10
 	for _, protocol := range loadgen.Protocols() {
 		t.Run(protocol, func(t *testing.T) {
-			cfg := loadgen.Config{Protocol: protocol, Target: targets[protocol], Concurrency: clients, Requests: requests,
+			cfg := loadgen.Config{
+				Protocol: protocol, Target: targets[protocol], Concurrency: clients, Requests: requests,
 				Spans: spans, Service: "tracegen-" + protocol,
 				// One pooled payload per request: every span id is distinct too, so duplicates show.
-				PoolSize: clients * requests}
+				PoolSize: clients * requests,
+			}
 			if protocol == loadgen.JaegerUDPCompact {
 				// UDP has no flow control: an unpaced burst overflows the socket buffer and is lost
 				// by design, which is not what this test is about.

@@ -30,8 +30,10 @@ func TestAgentForwardsLargePayloadsInParts(t *testing.T) {
 	spans := make([]tracesend.DDSpan, n)
 	now := time.Now().UnixNano()
 	for i := range spans {
-		spans[i] = tracesend.DDSpan{Service: "two-tier", Name: "op", Resource: "op", TraceID: 77, SpanID: uint64(i + 1),
-			Start: now, Duration: 1000, Meta: map[string]string{"db.statement": strings.Repeat("s", 5000)}}
+		spans[i] = tracesend.DDSpan{
+			Service: "two-tier", Name: "op", Resource: "op", TraceID: 77, SpanID: uint64(i + 1),
+			Start: now, Duration: 1000, Meta: map[string]string{"db.statement": strings.Repeat("s", 5000)},
+		}
 	}
 	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{spans})
 	if len(body) < 10<<20 {

@@ -69,7 +69,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.StartTimeout)
 	defer cancel()
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.HealthURL, nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.HealthURL, http.NoBody)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -78,7 +78,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		}
 		select {
 		case <-p.done:
-			err := fmt.Errorf("collector exited before it was healthy (%v); log:\n%s", p.err, p.Log())
+			err := fmt.Errorf("collector exited before it was healthy (%w); log:\n%s", p.err, p.Log())
 			if strings.Contains(p.Log(), "address already in use") {
 				err = fmt.Errorf("%w: %w", ErrPortTaken, err)
 			}

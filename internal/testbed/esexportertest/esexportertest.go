@@ -4,6 +4,7 @@ package esexportertest
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/elasticsearchexporter"
@@ -75,9 +76,7 @@ func exporterConfig(t *testing.T, url string, settings map[string]any, logger *z
 		// Fast transport retries keep tests short; they do not change where errors go.
 		"retry": map[string]any{"initial_interval": "10ms", "max_interval": "50ms"},
 	}
-	for k, v := range settings {
-		conf[k] = v
-	}
+	maps.Copy(conf, settings)
 	require.NoError(t, confmap.NewFromStringMap(conf).Unmarshal(cfg))
 	ts := componenttest.NewNopTelemetrySettings()
 	ts.Logger = logger

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -33,17 +34,15 @@ func TestPerDocumentDropsAreLogged(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	errs := 0
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for w := range 4 {
+		wg.Go(func() {
 			for b := w; b < batches; b += 4 {
 				td := ptrace.NewTraces()
 				ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
-				for i := 0; i < per; i++ {
+				for i := range per {
 					id := b*per + i + 1
 					s := ss.Spans().AppendEmpty()
-					s.SetName(fmt.Sprint(id))
+					s.SetName(strconv.Itoa(id))
 					var sid [8]byte
 					binary.BigEndian.PutUint64(sid[:], uint64(id))
 					s.SetSpanID(sid)
@@ -55,7 +54,7 @@ func TestPerDocumentDropsAreLogged(t *testing.T) {
 					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	seen := map[string]int{}

@@ -116,8 +116,10 @@ func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
 		if it.action != "delete" {
 			src, ok := nextLine()
 			if !ok {
-				return nil, &requestError{http.StatusBadRequest, "action_request_validation_exception",
-					fmt.Sprintf("Validation Failed: 1: source is missing for the action on line [%d];", line)}
+				return nil, &requestError{
+					http.StatusBadRequest, "action_request_validation_exception",
+					fmt.Sprintf("Validation Failed: 1: source is missing for the action on line [%d];", line),
+				}
 			}
 			it.source = src
 		}
@@ -130,16 +132,22 @@ func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
 func parseAction(actionLine []byte, line int, defaultIndex string) (bulkItem, *requestError) {
 	var action map[string]json.RawMessage
 	if err := json.Unmarshal(actionLine, &action); err != nil {
-		return bulkItem{}, &requestError{http.StatusBadRequest, "x_content_parse_exception",
-			fmt.Sprintf("Malformed action/metadata line [%d], expected START_OBJECT: %v", line, err)}
+		return bulkItem{}, &requestError{
+			http.StatusBadRequest, "x_content_parse_exception",
+			fmt.Sprintf("Malformed action/metadata line [%d], expected START_OBJECT: %v", line, err),
+		}
 	}
 	if key := duplicateKey(actionLine); key != "" {
-		return bulkItem{}, &requestError{http.StatusBadRequest, "x_content_parse_exception",
-			fmt.Sprintf("[%d:1] Duplicate field '%s'", line, key)}
+		return bulkItem{}, &requestError{
+			http.StatusBadRequest, "x_content_parse_exception",
+			fmt.Sprintf("[%d:1] Duplicate field '%s'", line, key),
+		}
 	}
 	if len(action) != 1 {
-		return bulkItem{}, &requestError{http.StatusBadRequest, "illegal_argument_exception",
-			fmt.Sprintf("Malformed action/metadata line [%d], expected a single action but found [%d]", line, len(action))}
+		return bulkItem{}, &requestError{
+			http.StatusBadRequest, "illegal_argument_exception",
+			fmt.Sprintf("Malformed action/metadata line [%d], expected a single action but found [%d]", line, len(action)),
+		}
 	}
 	var it bulkItem
 	var rawMeta json.RawMessage
@@ -149,14 +157,18 @@ func parseAction(actionLine []byte, line int, defaultIndex string) (bulkItem, *r
 	switch it.action {
 	case "create", "index", "update", "delete":
 	default:
-		return bulkItem{}, &requestError{http.StatusBadRequest, "illegal_argument_exception",
-			fmt.Sprintf("Malformed action/metadata line [%d], expected field [create], [delete], [index] or [update] but found [%s]", line, it.action)}
+		return bulkItem{}, &requestError{
+			http.StatusBadRequest, "illegal_argument_exception",
+			fmt.Sprintf("Malformed action/metadata line [%d], expected field [create], [delete], [index] or [update] but found [%s]", line, it.action),
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(rawMeta))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&it.meta); err != nil {
-		return bulkItem{}, &requestError{http.StatusBadRequest, "illegal_argument_exception",
-			fmt.Sprintf("Action/metadata line [%d] is invalid: %v", line, err)}
+		return bulkItem{}, &requestError{
+			http.StatusBadRequest, "illegal_argument_exception",
+			fmt.Sprintf("Action/metadata line [%d] is invalid: %v", line, err),
+		}
 	}
 	// op_type on an index action (case-insensitive) may make it a create, reported under
 	// "create" (legal on a data stream), as in Elasticsearch; other actions ignore it.
@@ -166,8 +178,10 @@ func parseAction(actionLine []byte, line int, defaultIndex string) (bulkItem, *r
 		case "create":
 			it.action = "create"
 		default:
-			return bulkItem{}, &requestError{http.StatusBadRequest, "illegal_argument_exception",
-				fmt.Sprintf("opType must be 'create' or 'index', found: [%s]", it.meta.OpType)}
+			return bulkItem{}, &requestError{
+				http.StatusBadRequest, "illegal_argument_exception",
+				fmt.Sprintf("opType must be 'create' or 'index', found: [%s]", it.meta.OpType),
+			}
 		}
 	}
 	if it.meta.Index == "" {
@@ -263,15 +277,19 @@ func (s *Server) checkBulkParams(r *http.Request) *requestError {
 	for name, values := range r.URL.Query() {
 		since, known := bulkParams[name]
 		if !known || !s.atLeast(since[0], since[1]) {
-			return &requestError{http.StatusBadRequest, "illegal_argument_exception",
-				"request [" + r.URL.Path + "] contains unrecognized parameter: [" + name + "]"}
+			return &requestError{
+				http.StatusBadRequest, "illegal_argument_exception",
+				"request [" + r.URL.Path + "] contains unrecognized parameter: [" + name + "]",
+			}
 		}
 		if name == "require_data_stream" || name == "require_alias" || name == "include_source_on_error" {
 			// Booleans: empty means true; anything but true or false is refused.
 			for _, v := range values {
 				if v != "" && v != "true" && v != "false" {
-					return &requestError{http.StatusBadRequest, "illegal_argument_exception",
-						"Failed to parse value [" + v + "] as only [true] or [false] are allowed."}
+					return &requestError{
+						http.StatusBadRequest, "illegal_argument_exception",
+						"Failed to parse value [" + v + "] as only [true] or [false] are allowed.",
+					}
 				}
 			}
 		}
@@ -291,8 +309,10 @@ func (s *Server) injectRequestFaults(r *http.Request, f Faults) *requestError {
 		}
 	}
 	if f.RequestUnavailableFraction > 0 && rand.Float64() < f.RequestUnavailableFraction {
-		return &requestError{http.StatusServiceUnavailable, "unavailable_shards_exception",
-			"[es-standin] injected fault: primary shard is not active"}
+		return &requestError{
+			http.StatusServiceUnavailable, "unavailable_shards_exception",
+			"[es-standin] injected fault: primary shard is not active",
+		}
 	}
 	return nil
 }
@@ -305,50 +325,68 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 		requireDS = *it.meta.RequireDataStream
 	}
 	if it.action == "update" || it.action == "delete" {
-		return Document{}, name, &itemError{http.StatusBadRequest, "illegal_argument_exception",
-			"[es-standin] the [" + it.action + "] action is not implemented by the stand-in"}
+		return Document{}, name, &itemError{
+			http.StatusBadRequest, "illegal_argument_exception",
+			"[es-standin] the [" + it.action + "] action is not implemented by the stand-in",
+		}
 	}
 	if p := it.meta.Pipeline; p != "" && p != "_none" {
 		// The stand-in has no ingest pipelines: Elasticsearch refuses an item naming one that
 		// does not exist, rather than indexing it unprocessed.
-		return Document{}, name, &itemError{http.StatusBadRequest, "illegal_argument_exception",
-			"pipeline with id [" + p + "] does not exist"}
+		return Document{}, name, &itemError{
+			http.StatusBadRequest, "illegal_argument_exception",
+			"pipeline with id [" + p + "] does not exist",
+		}
 	}
 	if reason := invalidIndexName(name); reason != "" {
-		return Document{}, name, &itemError{http.StatusBadRequest, "invalid_index_name_exception",
-			"Invalid index name [" + name + "], " + reason}
+		return Document{}, name, &itemError{
+			http.StatusBadRequest, "invalid_index_name_exception",
+			"Invalid index name [" + name + "], " + reason,
+		}
 	}
 	if f.ItemTooManyRequestsFraction > 0 && rand.Float64() < f.ItemTooManyRequestsFraction {
-		return Document{}, name, &itemError{http.StatusTooManyRequests, "es_rejected_execution_exception",
-			"[es-standin] injected fault: rejected execution of coordinating operation"}
+		return Document{}, name, &itemError{
+			http.StatusTooManyRequests, "es_rejected_execution_exception",
+			"[es-standin] injected fault: rejected execution of coordinating operation",
+		}
 	}
 	tgt, ok := s.catalog.resolve(name, requireDS)
 	if !ok {
-		return Document{}, name, &itemError{http.StatusNotFound, "index_not_found_exception",
-			"no such index [" + name + "] and [require_data_stream] request flag is [true] and [" + name + "] is not a data stream"}
+		return Document{}, name, &itemError{
+			http.StatusNotFound, "index_not_found_exception",
+			"no such index [" + name + "] and [require_data_stream] request flag is [true] and [" + name + "] is not a data stream",
+		}
 	}
 	if tgt.dataStream && it.action != "create" {
-		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "illegal_argument_exception",
-			"only write ops with an op_type of create are allowed in data streams"}
+		return Document{}, tgt.backingIndex, &itemError{
+			http.StatusBadRequest, "illegal_argument_exception",
+			"only write ops with an op_type of create are allowed in data streams",
+		}
 	}
 	if s.opts.CountOnly {
 		return s.countOnlyItem(it, name, tgt)
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(it.source, &fields); err != nil {
-		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, s.parsingException(),
-			"[1:1] failed to parse: " + err.Error()}
+		return Document{}, tgt.backingIndex, &itemError{
+			http.StatusBadRequest, s.parsingException(),
+			"[1:1] failed to parse: " + err.Error(),
+		}
 	}
 	if key := duplicateKey(it.source); key != "" {
 		// Elasticsearch parses JSON with strict duplicate detection, at every depth.
-		return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, s.parsingException(),
-			"[1:1] failed to parse: Duplicate field '" + key + "'"}
+		return Document{}, tgt.backingIndex, &itemError{
+			http.StatusBadRequest, s.parsingException(),
+			"[1:1] failed to parse: Duplicate field '" + key + "'",
+		}
 	}
 	_, hasTimestamp := fields["@timestamp"]
 	if tgt.timeSeries {
 		if it.meta.ID != "" {
-			return Document{}, tgt.backingIndex, &itemError{http.StatusBadRequest, "illegal_argument_exception",
-				"_id must be unset or set to [" + timeSeriesID(fields) + "] but was [" + it.meta.ID + "] because [" + tgt.backingIndex + "] is in time_series mode"}
+			return Document{}, tgt.backingIndex, &itemError{
+				http.StatusBadRequest, "illegal_argument_exception",
+				"_id must be unset or set to [" + timeSeriesID(fields) + "] but was [" + it.meta.ID + "] because [" + tgt.backingIndex + "] is in time_series mode",
+			}
 		}
 		it.meta.ID = timeSeriesID(fields)
 	}
@@ -389,8 +427,10 @@ func (s *Server) documentID(it bulkItem, name string, tgt target, hasTimestamp b
 	}
 	version, ok := s.nextVersion(name, id, it.action == "create")
 	if !ok {
-		return "", 0, &itemError{http.StatusConflict, "version_conflict_engine_exception",
-			"[" + id + "]: version conflict, document already exists (current version [" + strconv.FormatInt(version, 10) + "])"}
+		return "", 0, &itemError{
+			http.StatusConflict, "version_conflict_engine_exception",
+			"[" + id + "]: version conflict, document already exists (current version [" + strconv.FormatInt(version, 10) + "])",
+		}
 	}
 	return id, version, nil
 }
@@ -471,13 +511,13 @@ func duplicateKey(b []byte) string {
 // that, of "service":{"name" (ECS) by a byte search, without unescaping.
 func scanService(src []byte) string {
 	for _, key := range [][]byte{[]byte(`"service.name":"`), []byte(`"service":{"name":"`)} {
-		i := bytes.Index(src, key)
-		if i < 0 {
+		_, after, ok := bytes.Cut(src, key)
+		if !ok {
 			continue
 		}
-		v := src[i+len(key):]
-		if end := bytes.IndexByte(v, '"'); end >= 0 {
-			return string(v[:end])
+		v := after
+		if before, _, ok := bytes.Cut(v, []byte{'"'}); ok {
+			return string(before)
 		}
 	}
 	return ""

@@ -35,9 +35,11 @@ func TestBulkResponseMatchesGenericFilter(t *testing.T) {
 		{action: "create", index: "traces-y", id: "mine", err: &itemError{http.StatusConflict, "version_conflict_engine_exception", `[mine]: "quoted" <version> conflict`}},
 		{action: "update", index: "z", err: &itemError{http.StatusBadRequest, "illegal_argument_exception", "naïve\n"}},
 	}
-	filters := []string{"", exporterFilter, "took", "errors,took", "items.*.error", "**.type", "**.status",
+	filters := []string{
+		"", exporterFilter, "took", "errors,took", "items.*.error", "**.type", "**.status",
 		"items.create._id", "items.*._shards.total", "items.*._shards", "items", "items.*", "items.index",
-		"nothing", "-took", "items.*.nothing", "**", "items.**.reason", "*.*.*.failed"}
+		"nothing", "-took", "items.*.nothing", "**", "items.**.reason", "*.*.*.failed",
+	}
 	for _, filter := range filters {
 		t.Run(filter, func(t *testing.T) {
 			var generic []any

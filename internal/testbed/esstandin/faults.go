@@ -2,6 +2,7 @@ package esstandin
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -37,7 +38,7 @@ func (f Faults) Validate() error {
 		}
 	}
 	if f.Latency < 0 || f.LatencyJitter < 0 {
-		return fmt.Errorf("latency and latency_jitter must not be negative")
+		return errors.New("latency and latency_jitter must not be negative")
 	}
 	return nil
 }

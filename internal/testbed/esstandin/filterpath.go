@@ -57,13 +57,13 @@ func (s *selector) child(key string) *selector {
 // hundred of them would otherwise cost exponential time).
 func parseFilter(filter string) [][]string {
 	var patterns [][]string
-	for _, p := range strings.Split(filter, ",") {
+	for p := range strings.SplitSeq(filter, ",") {
 		p = strings.TrimSpace(p)
 		if p == "" || strings.HasPrefix(p, "-") {
 			continue
 		}
 		var segs []string
-		for _, seg := range strings.Split(p, ".") {
+		for seg := range strings.SplitSeq(p, ".") {
 			if seg == "**" && len(segs) > 0 && segs[len(segs)-1] == "**" {
 				continue
 			}

@@ -1,6 +1,7 @@
 package esstandin
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -40,7 +41,7 @@ func TestFilterPath(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantB, _ := json.Marshal(want)
-			if string(got) != string(wantB) {
+			if !bytes.Equal(got, wantB) {
 				t.Errorf("filter %q\n got %s\nwant %s", tt.filter, got, wantB)
 			}
 		})

@@ -82,7 +82,7 @@ func New(opts Options) (*Server, error) {
 		opts.MaxContentLength = defaultMaxContentLength
 	}
 	if opts.CountOnly && (opts.KeepDocuments || opts.RecordPath != "") {
-		return nil, fmt.Errorf("CountOnly excludes KeepDocuments and RecordPath: they need parsed documents")
+		return nil, errors.New("CountOnly excludes KeepDocuments and RecordPath: they need parsed documents")
 	}
 	st, err := newStore(opts.KeepDocuments, opts.RecordPath)
 	if err != nil {
@@ -304,16 +304,20 @@ func (s *Server) Handler() http.Handler {
 			}
 			s.handleBulk(w, r, index)
 		case len(parts) == 2 && parts[1] == "_count" && (r.Method == http.MethodGet || r.Method == http.MethodPost):
-			writeJSON(w, http.StatusOK, map[string]any{"count": s.count(parts[0]),
-				"_shards": map[string]any{"total": 1, "successful": 1, "skipped": 0, "failed": 0}})
+			writeJSON(w, http.StatusOK, map[string]any{
+				"count":   s.count(parts[0]),
+				"_shards": map[string]any{"total": 1, "successful": 1, "skipped": 0, "failed": 0},
+			})
 		case p == "_cluster/health" && r.Method == http.MethodGet:
 			writeJSON(w, http.StatusOK, map[string]any{"cluster_name": "es-standin", "status": "green", "number_of_nodes": 1})
 		case isSetupPath(p):
 			kind, name, _ := splitSetupPath(p)
 			s.handleSetup(w, r, kind, name)
 		default:
-			writeJSON(w, http.StatusBadRequest, (&requestError{http.StatusBadRequest, "illegal_argument_exception",
-				"[es-standin] unsupported request [" + r.Method + " /" + p + "]: the stand-in implements only what tracegate calls"}).body())
+			writeJSON(w, http.StatusBadRequest, (&requestError{
+				http.StatusBadRequest, "illegal_argument_exception",
+				"[es-standin] unsupported request [" + r.Method + " /" + p + "]: the stand-in implements only what tracegate calls",
+			}).body())
 		}
 	})
 }
@@ -342,7 +346,7 @@ func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
 func (s *Server) count(patterns string) int {
 	n := 0
 	for index, c := range s.store.snapshot().ByIndex {
-		for _, p := range strings.Split(patterns, ",") {
+		for p := range strings.SplitSeq(patterns, ",") {
 			if ok, _ := path.Match(p, index); ok || p == "_all" {
 				n += c
 				break
@@ -457,8 +461,10 @@ func readBody(r *http.Request, limit int64) ([]byte, *requestError) {
 		return nil, &requestError{http.StatusBadRequest, "illegal_argument_exception", "cannot read body: " + err.Error()}
 	}
 	if int64(len(b)) > limit {
-		return nil, &requestError{http.StatusRequestEntityTooLarge, "http_content_too_long",
-			fmt.Sprintf("request body exceeds http.max_content_length [%d bytes]", limit)}
+		return nil, &requestError{
+			http.StatusRequestEntityTooLarge, "http_content_too_long",
+			fmt.Sprintf("request body exceeds http.max_content_length [%d bytes]", limit),
+		}
 	}
 	return b, nil
 }

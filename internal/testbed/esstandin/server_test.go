@@ -292,7 +292,7 @@ func TestBulkRequestErrors(t *testing.T) {
 		{"action line not json", "application/json", "nope\n{}\n", nil, 400, "x_content_parse_exception"},
 		{"unknown action", "application/json", `{"upsert":{"_index":"a"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"two actions on a line", "application/json", `{"create":{},"index":{}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
-		{"unknown parameter", "application/json", `{"create":{"_index":"a","colour":"red"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
+		{"unknown parameter", "application/json", `{"create":{"_index":"a","color":"red"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"duplicate key in an action line", "application/json", `{"create":{"_index":"a","_index":"b"}}` + "\n{}\n", nil, 400, "x_content_parse_exception"},
 		{"unknown op_type", "application/json", `{"index":{"_index":"a","op_type":"upsert"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"no index anywhere", "application/json", `{"create":{}}` + "\n{}\n", nil, 400, "action_request_validation_exception"},
@@ -356,7 +356,7 @@ func TestExporterShapedRequest(t *testing.T) {
 		`{"@timestamp":"1","span":{"id":"bb"},"service":{"name":"shop"}}` + "\n"
 	resp, b := post(t, hs.URL+"/_bulk?require_data_stream=true&filter_path="+exporterFilter, "application/json",
 		gzipped(t, body), map[string]string{"Content-Encoding": "gzip"})
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
 	want := `{"items":[` +
@@ -384,7 +384,7 @@ func TestDuplicatesAndWait(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- s.WaitForDocuments(ctx, 3) }()
-	for i := 0; i < 3; i++ {
+	for range 3 {
 		bulkItems(t, hs.URL+"/_bulk", doc)
 	}
 	if err := <-done; err != nil {
@@ -446,12 +446,12 @@ func TestInjectedFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != 200 || time.Duration(s.Faults().Latency) != 50*time.Millisecond {
+		if resp.StatusCode != http.StatusOK || time.Duration(s.Faults().Latency) != 50*time.Millisecond {
 			t.Fatalf("PUT faults: %d, faults %+v", resp.StatusCode, s.Faults())
 		}
 		start := time.Now()
 		resp, b := post(t, hs.URL+"/_bulk", "application/json", []byte(doc), nil)
-		if resp.StatusCode != 503 || !strings.Contains(string(b), "unavailable_shards_exception") {
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "unavailable_shards_exception") {
 			t.Errorf("status %d: %s", resp.StatusCode, b)
 		}
 		if took := time.Since(start); took < 50*time.Millisecond {
@@ -469,7 +469,7 @@ func TestInjectedFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != 400 {
+		if resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("status %d for a numeric latency, want 400", resp.StatusCode)
 		}
 	})
@@ -535,7 +535,7 @@ func TestOtherEndpoints(t *testing.T) {
 		{"GET", "/_standin/stats", 200, `"documents":0`},
 		{"GET", "/_standin/nothing", 404, "no stand-in control endpoint"},
 	} {
-		req, _ := http.NewRequest(tt.method, hs.URL+tt.path, nil)
+		req, _ := http.NewRequest(tt.method, hs.URL+tt.path, http.NoBody)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -579,7 +579,7 @@ func TestCountOnly(t *testing.T) {
 		hs := httptest.NewServer(s.Handler())
 		resp, b := post(t, hs.URL+"/_bulk?filter_path="+exporterFilter, "application/json", []byte(body), nil)
 		hs.Close()
-		if resp.StatusCode != 200 {
+		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("CountOnly %v: status %d: %s", countOnly, resp.StatusCode, b)
 		}
 		answers[i], stats[i] = string(b), s.Stats()
@@ -620,7 +620,7 @@ func TestDeflateBodies(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s, hs := newTestServer(t, Options{})
 			resp, out := post(t, hs.URL+"/_bulk", "application/json", b, map[string]string{"Content-Encoding": "deflate"})
-			if resp.StatusCode != 200 || s.Stats().Documents != 1 {
+			if resp.StatusCode != http.StatusOK || s.Stats().Documents != 1 {
 				t.Errorf("status %d, %d documents: %s", resp.StatusCode, s.Stats().Documents, out)
 			}
 		})
@@ -663,7 +663,7 @@ func TestBulkQueryParameters(t *testing.T) {
 	}{
 		{"8.17.0", "?filter_path=items.*.status&require_data_stream=true&refresh=false", 200, ""},
 		{"8.17.0", "?require_data_stream", 200, ""}, // empty: true
-		{"8.17.0", "?colour=red", 400, "contains unrecognized parameter: [colour]"},
+		{"8.17.0", "?color=red", 400, "contains unrecognized parameter: [color]"},
 		{"8.17.0", "?include_source_on_error=false", 400, "contains unrecognized parameter: [include_source_on_error]"},
 		{"8.18.0", "?include_source_on_error=false&require_data_stream=true", 200, ""},
 		{"8.11.4", "?require_data_stream=true", 400, "contains unrecognized parameter: [require_data_stream]"},

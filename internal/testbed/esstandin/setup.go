@@ -2,7 +2,7 @@ package esstandin
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"net/http"
 	"sort"
 	"strings"
@@ -61,7 +61,7 @@ func (s *Server) SetupResource(kind, name string) (json.RawMessage, bool) {
 	return b, ok
 }
 
-// splitSetupPath recognises /_index_template[/name], /_component_template[/name] and
+// splitSetupPath recognizes /_index_template[/name], /_component_template[/name] and
 // /_ilm/policy[/name].
 func splitSetupPath(p string) (kind, name string, ok bool) {
 	for k := range setupKinds {
@@ -155,8 +155,10 @@ func (s *Server) getSetup(w http.ResponseWriter, kind, name string) int {
 		}
 	}
 	if name != "" && len(stored) == 0 {
-		writeJSON(w, http.StatusNotFound, (&requestError{http.StatusNotFound, "resource_not_found_exception",
-			kind + " matching [" + name + "] not found"}).body())
+		writeJSON(w, http.StatusNotFound, (&requestError{
+			http.StatusNotFound, "resource_not_found_exception",
+			kind + " matching [" + name + "] not found",
+		}).body())
 		return http.StatusNotFound
 	}
 	names := make([]string, 0, len(stored))
@@ -189,23 +191,23 @@ func parseIndexTemplate(name string, doc map[string]json.RawMessage) (IndexTempl
 	t := IndexTemplate{Name: name}
 	raw, ok := doc["index_patterns"]
 	if !ok {
-		return t, fmt.Errorf("Validation Failed: 1: index patterns are missing;")
+		return t, errors.New("Validation Failed: 1: index patterns are missing;")
 	}
 	if err := json.Unmarshal(raw, &t.Patterns); err != nil {
 		var one string
 		if err := json.Unmarshal(raw, &one); err != nil {
-			return t, fmt.Errorf("index_patterns must be a string or an array of strings")
+			return t, errors.New("index_patterns must be a string or an array of strings")
 		}
 		t.Patterns = []string{one}
 	}
 	if p, ok := doc["priority"]; ok {
 		if err := json.Unmarshal(p, &t.Priority); err != nil {
-			return t, fmt.Errorf("priority must be a number")
+			return t, errors.New("priority must be a number")
 		}
 	}
 	if v, ok := doc["version"]; ok {
 		if err := json.Unmarshal(v, &t.Version); err != nil {
-			return t, fmt.Errorf("version must be a number")
+			return t, errors.New("version must be a number")
 		}
 	}
 	_, t.DataStream = doc["data_stream"]

@@ -88,7 +88,7 @@ func TestBefore812(t *testing.T) {
 	_, hs := newTestServer(t, Options{Version: "7.17.25"})
 	doc := `{"create":{"_index":"tracegate-traces-2026.11.30"}}` + "\n" + `{"@timestamp":"2026-11-30T00:00:00Z"}` + "\n"
 	resp, b := post(t, hs.URL+"/_bulk?require_data_stream=true", "application/json", []byte(doc), nil)
-	if resp.StatusCode != 400 || !strings.Contains(string(b), "unrecognized parameter: [require_data_stream]") {
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "unrecognized parameter: [require_data_stream]") {
 		t.Errorf("7.17 with require_data_stream: %d %s", resp.StatusCode, b)
 	}
 	if items := bulkItems(t, hs.URL+"/_bulk", doc); items[0].Status != 201 || items[0].Index != "tracegate-traces-2026.11.30" {

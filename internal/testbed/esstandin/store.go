@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -179,17 +180,11 @@ func (s *store) snapshot() Stats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.ByIndex = make(map[string]int, len(s.stats.ByIndex))
-	for k, v := range s.stats.ByIndex {
-		st.ByIndex[k] = v
-	}
+	maps.Copy(st.ByIndex, s.stats.ByIndex)
 	st.SpansByService = make(map[string]int, len(s.stats.SpansByService))
-	for k, v := range s.stats.SpansByService {
-		st.SpansByService[k] = v
-	}
+	maps.Copy(st.SpansByService, s.stats.SpansByService)
 	st.RejectedReasons = make(map[string]int, len(s.stats.RejectedReasons))
-	for k, v := range s.stats.RejectedReasons {
-		st.RejectedReasons[k] = v
-	}
+	maps.Copy(st.RejectedReasons, s.stats.RejectedReasons)
 	return st
 }
 

@@ -79,10 +79,12 @@ func Encode(protocol string, t Trace) ([][]byte, error) {
 func ddSpans(t Trace) []tracesend.DDSpan {
 	out := make([]tracesend.DDSpan, len(t.Spans))
 	for i, s := range t.Spans {
-		d := tracesend.DDSpan{Service: t.Service, Name: s.Name, Resource: s.Resource, TraceID: t.TraceLo, SpanID: s.SpanID,
+		d := tracesend.DDSpan{
+			Service: t.Service, Name: s.Name, Resource: s.Resource, TraceID: t.TraceLo, SpanID: s.SpanID,
 			ParentID: s.ParentID, Start: s.Start.UnixNano(), Duration: int64(s.Duration),
 			Meta:    map[string]string{"span.kind": string(s.Kind)},
-			Metrics: map[string]float64{}}
+			Metrics: map[string]float64{},
+		}
 		if i == 0 {
 			// 128-bit trace ids: the high half travels in the chunk's first span, as tracers send it.
 			d.Meta["_dd.p.tid"] = fmt.Sprintf("%016x", t.TraceHi)
@@ -131,13 +133,17 @@ func jaegerBatch(t Trace, spans []Span) *jaeger.Batch {
 		{Key: "ip", VType: jaeger.TagType_STRING, VStr: str("10.0.0.17")},
 	}}}
 	for _, s := range spans {
-		js := &jaeger.Span{TraceIdHigh: int64(t.TraceHi), TraceIdLow: int64(t.TraceLo), SpanId: int64(s.SpanID),
+		js := &jaeger.Span{
+			TraceIdHigh: int64(t.TraceHi), TraceIdLow: int64(t.TraceLo), SpanId: int64(s.SpanID),
 			ParentSpanId: int64(s.ParentID), OperationName: s.Resource, StartTime: s.Start.UnixMicro(),
 			Duration: s.Duration.Microseconds(),
-			Tags:     []*jaeger.Tag{{Key: "span.kind", VType: jaeger.TagType_STRING, VStr: str(string(s.Kind))}}}
+			Tags:     []*jaeger.Tag{{Key: "span.kind", VType: jaeger.TagType_STRING, VStr: str(string(s.Kind))}},
+		}
 		if s.ParentID != 0 {
-			js.References = []*jaeger.SpanRef{{RefType: jaeger.SpanRefType_CHILD_OF, TraceIdHigh: js.TraceIdHigh,
-				TraceIdLow: js.TraceIdLow, SpanId: int64(s.ParentID)}}
+			js.References = []*jaeger.SpanRef{{
+				RefType: jaeger.SpanRefType_CHILD_OF, TraceIdHigh: js.TraceIdHigh,
+				TraceIdLow: js.TraceIdLow, SpanId: int64(s.ParentID),
+			}}
 		}
 		for _, a := range s.Attrs {
 			tag := &jaeger.Tag{Key: a.Key}
@@ -312,7 +318,7 @@ func putHex(dst []byte, v uint64) {
 func putZigzag10(dst []byte, v uint64) {
 	n := int64(v)
 	z := uint64((n << 1) ^ (n >> 63))
-	for i := 0; i < 9; i++ {
+	for i := range 9 {
 		dst[i] = byte(z) | 0x80
 		z >>= 7
 	}

@@ -42,9 +42,11 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 		for i := 0; i < spans.Len(); i++ {
 			s := spans.At(i)
 			tid, sid, pid := s.TraceID(), s.SpanID(), s.ParentSpanID()
-			out = append(out, decodedSpan{traceHi: binary.BigEndian.Uint64(tid[:8]), traceLo: binary.BigEndian.Uint64(tid[8:]),
+			out = append(out, decodedSpan{
+				traceHi: binary.BigEndian.Uint64(tid[:8]), traceLo: binary.BigEndian.Uint64(tid[8:]),
 				spanID: binary.BigEndian.Uint64(sid[:]), parentID: binary.BigEndian.Uint64(pid[:]), service: svc.Str(), name: s.Name(),
-				attrs: s.Attributes().Len(), errored: s.Status().Code() == ptrace.StatusCodeError})
+				attrs: s.Attributes().Len(), errored: s.Status().Code() == ptrace.StatusCodeError,
+			})
 		}
 	case ZipkinJSON, ZipkinProto:
 		var spans []model.SpanModel
@@ -62,8 +64,10 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 			}
 		}
 		for _, s := range spans {
-			d := decodedSpan{traceHi: s.TraceID.High, traceLo: s.TraceID.Low, spanID: uint64(s.ID), service: s.LocalEndpoint.ServiceName,
-				name: s.Name, attrs: len(s.Tags), errored: s.Tags["error"] == "true"}
+			d := decodedSpan{
+				traceHi: s.TraceID.High, traceLo: s.TraceID.Low, spanID: uint64(s.ID), service: s.LocalEndpoint.ServiceName,
+				name: s.Name, attrs: len(s.Tags), errored: s.Tags["error"] == "true",
+			}
 			if s.ParentID != nil {
 				d.parentID = uint64(*s.ParentID)
 			}
@@ -101,8 +105,10 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 						errored = true
 					}
 				}
-				out = append(out, decodedSpan{traceHi: uint64(s.TraceIdHigh), traceLo: uint64(s.TraceIdLow), spanID: uint64(s.SpanId),
-					parentID: uint64(s.ParentSpanId), service: batch.Process.ServiceName, name: s.OperationName, attrs: len(s.Tags), errored: errored})
+				out = append(out, decodedSpan{
+					traceHi: uint64(s.TraceIdHigh), traceLo: uint64(s.TraceIdLow), spanID: uint64(s.SpanId),
+					parentID: uint64(s.ParentSpanId), service: batch.Process.ServiceName, name: s.OperationName, attrs: len(s.Tags), errored: errored,
+				})
 				for _, ref := range s.References {
 					if uint64(ref.TraceIdHigh) != uint64(s.TraceIdHigh) || uint64(ref.TraceIdLow) != uint64(s.TraceIdLow) {
 						t.Errorf("span %x: reference to another trace", s.SpanId)
@@ -124,9 +130,11 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 					if i == 0 {
 						fmt.Sscanf(meta["_dd.p.tid"].(string), "%x", &hi)
 					}
-					out = append(out, decodedSpan{traceHi: hi, traceLo: asU64(m["trace_id"]), spanID: asU64(m["span_id"]),
+					out = append(out, decodedSpan{
+						traceHi: hi, traceLo: asU64(m["trace_id"]), spanID: asU64(m["span_id"]),
 						parentID: asU64(m["parent_id"]), service: m["service"].(string), name: m["resource"].(string),
-						attrs: len(meta) + len(m["metrics"].(map[string]any)), errored: asU64(m["error"]) == 1})
+						attrs: len(meta) + len(m["metrics"].(map[string]any)), errored: asU64(m["error"]) == 1,
+					})
 				}
 			}
 		} else {
@@ -187,7 +195,7 @@ func decodeV05(t *testing.T, b []byte) []decodedSpan {
 	var out []decodedSpan
 	chunks, b, err := msgp.ReadArrayHeaderBytes(b)
 	must(err)
-	for c := uint32(0); c < chunks; c++ {
+	for range chunks {
 		var spans uint32
 		spans, b, err = msgp.ReadArrayHeaderBytes(b)
 		must(err)

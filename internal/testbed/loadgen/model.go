@@ -7,6 +7,7 @@ package loadgen
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 )
 
@@ -35,11 +36,11 @@ type Attr struct {
 func (a Attr) String() string {
 	switch a.Type {
 	case AttrInt:
-		return fmt.Sprint(a.Int)
+		return strconv.FormatInt(a.Int, 10)
 	case AttrFloat:
 		return fmt.Sprint(a.Float)
 	case AttrBool:
-		return fmt.Sprint(a.Bool)
+		return strconv.FormatBool(a.Bool)
 	default:
 		return a.Str
 	}
@@ -109,7 +110,7 @@ func NewTrace(r *rand.Rand, service string, n int, now time.Time) Trace {
 			{Key: "sampling.priority", Type: AttrFloat, Float: 1},
 		}
 	}
-	for i := 0; i < n; i++ {
+	for i := range n {
 		s := Span{SpanID: markID(r), Start: start, Duration: total}
 		switch {
 		case i == 0:

@@ -182,7 +182,7 @@ func newGRPCSender(c Config) (*grpcSender, error) {
 	// share its HTTP/2 flow control.
 	n := max(1, min(c.Concurrency, 8))
 	s := &grpcSender{}
-	for i := 0; i < n; i++ {
+	for range n {
 		conn, err := grpc.NewClient(c.Target, grpc.WithTransportCredentials(insecure.NewCredentials()),
 			grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
 		if err != nil {
@@ -422,8 +422,10 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 			timed = append(timed, Timed{Due: due.Sub(start), Took: end.Sub(due)})
 		}
 	}
-	out := &Result{Protocol: c.Protocol, Target: c.Target, Concurrency: c.Concurrency, SpansPerRequest: c.Spans, Rate: c.Rate,
-		Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds()}
+	out := &Result{
+		Protocol: c.Protocol, Target: c.Target, Concurrency: c.Concurrency, SpansPerRequest: c.Spans, Rate: c.Rate,
+		Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds(),
+	}
 	all := make([]time.Duration, len(timed)) // the missed requests too
 	for i, t := range timed {
 		all[i] = t.Took

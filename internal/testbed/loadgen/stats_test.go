@@ -104,8 +104,10 @@ func TestRunCountsStatusesAndFreshTraces(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	res, err := Run(context.Background(), Config{Protocol: OTLPHTTP, Target: strings.TrimPrefix(srv.URL, "http://"),
-		Concurrency: 4, Requests: 25, Spans: 3, PoolSize: 2, Seed: 1})
+	res, err := Run(context.Background(), Config{
+		Protocol: OTLPHTTP, Target: strings.TrimPrefix(srv.URL, "http://"),
+		Concurrency: 4, Requests: 25, Spans: 3, PoolSize: 2, Seed: 1,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +160,10 @@ func TestFixedRateCountsMissedRequests(t *testing.T) {
 	}))
 	defer srv.Close()
 	// 100 requests/s for 500 ms: 50 due; one client at ≤ 7 requests/s sends at most 4 of them.
-	res, err := Run(context.Background(), Config{Protocol: OTLPHTTP, Target: strings.TrimPrefix(srv.URL, "http://"),
-		Concurrency: 1, Rate: 100, Duration: 500 * time.Millisecond, Spans: 1, PoolSize: 2, Seed: 1})
+	res, err := Run(context.Background(), Config{
+		Protocol: OTLPHTTP, Target: strings.TrimPrefix(srv.URL, "http://"),
+		Concurrency: 1, Rate: 100, Duration: 500 * time.Millisecond, Spans: 1, PoolSize: 2, Seed: 1,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

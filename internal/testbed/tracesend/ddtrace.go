@@ -38,8 +38,10 @@ func ddPlan(service string, n int) ([][]ddSpan, []Span, error) {
 		if _, err := rand.Read(ids[:]); err != nil {
 			return nil, nil, err
 		}
-		s := ddSpan{service: service, name: ps.name, resource: ps.name, spanID: binary.BigEndian.Uint64(ids[16:]) | 1,
-			start: now, duration: 1_500_000, meta: map[string]string{"span.kind": strings.ToLower(ps.kind)}, metrics: map[string]float64{}}
+		s := ddSpan{
+			service: service, name: ps.name, resource: ps.name, spanID: binary.BigEndian.Uint64(ids[16:]) | 1,
+			start: now, duration: 1_500_000, meta: map[string]string{"span.kind": strings.ToLower(ps.kind)}, metrics: map[string]float64{},
+		}
 		high := binary.BigEndian.Uint64(ids[:8])
 		if ps.parent < 0 {
 			s.traceID = binary.BigEndian.Uint64(ids[8:16]) | 1
@@ -80,8 +82,10 @@ func ddPlan(service string, n int) ([][]ddSpan, []Span, error) {
 		if ps.failed {
 			status = "Error"
 		}
-		sent = append(sent, Span{TraceID: fmt.Sprintf("%016x%016x", high, s.traceID), SpanID: fmt.Sprintf("%016x", s.spanID),
-			ParentSpanID: parentHex, Name: ps.name, Kind: ps.kind, StatusCode: status, Service: service, Attributes: attrs})
+		sent = append(sent, Span{
+			TraceID: fmt.Sprintf("%016x%016x", high, s.traceID), SpanID: fmt.Sprintf("%016x", s.spanID),
+			ParentSpanID: parentHex, Name: ps.name, Kind: ps.kind, StatusCode: status, Service: service, Attributes: attrs,
+		})
 	}
 	return chunks, sent, nil
 }

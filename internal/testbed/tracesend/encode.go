@@ -27,8 +27,10 @@ func ddChunks(chunks [][]DDSpan) [][]ddSpan {
 	for i, c := range chunks {
 		out[i] = make([]ddSpan, len(c))
 		for j, s := range c {
-			out[i][j] = ddSpan{service: s.Service, name: s.Name, resource: s.Resource, traceID: s.TraceID, spanID: s.SpanID,
-				parentID: s.ParentID, start: s.Start, duration: s.Duration, isError: s.Error, meta: s.Meta, metrics: s.Metrics}
+			out[i][j] = ddSpan{
+				service: s.Service, name: s.Name, resource: s.Resource, traceID: s.TraceID, spanID: s.SpanID,
+				parentID: s.ParentID, start: s.Start, duration: s.Duration, isError: s.Error, meta: s.Meta, metrics: s.Metrics,
+			}
 			if out[i][j].meta == nil {
 				out[i][j].meta = map[string]string{}
 			}

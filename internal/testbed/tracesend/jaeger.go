@@ -23,8 +23,10 @@ const jaegerSpansPerPacket = 30
 // jaegerBatch builds a Thrift batch from the plan, with ids of our own (Jaeger's ids are int64).
 func jaegerBatch(service string, n int) (*jaeger.Batch, []Span, error) {
 	p := plan(n)
-	batch := &jaeger.Batch{Process: &jaeger.Process{ServiceName: service,
-		Tags: []*jaeger.Tag{{Key: "hostname", VType: jaeger.TagType_STRING, VStr: ptr("tracegate-test")}}}}
+	batch := &jaeger.Batch{Process: &jaeger.Process{
+		ServiceName: service,
+		Tags:        []*jaeger.Tag{{Key: "hostname", VType: jaeger.TagType_STRING, VStr: ptr("tracegate-test")}},
+	}}
 	var sent []Span
 	now := time.Now()
 	for _, ps := range p {

@@ -66,17 +66,23 @@ type plannedSpan struct {
 // plan returns n spans in traces of up to three.
 func plan(n int) []plannedSpan {
 	spans := make([]plannedSpan, 0, n)
-	for i := 0; i < n; i++ {
+	for i := range n {
 		switch i % 3 {
 		case 0:
-			spans = append(spans, plannedSpan{name: fmt.Sprintf("GET /cart/%d", i), kind: "Server", parent: -1,
-				attrs: map[string]any{"http.request.method": "GET", "http.response.status_code": int64(200), "tracegate.test.index": int64(i)}})
+			spans = append(spans, plannedSpan{
+				name: fmt.Sprintf("GET /cart/%d", i), kind: "Server", parent: -1,
+				attrs: map[string]any{"http.request.method": "GET", "http.response.status_code": int64(200), "tracegate.test.index": int64(i)},
+			})
 		case 1:
-			spans = append(spans, plannedSpan{name: "SELECT cart", kind: "Client", parent: i - 1, failed: true,
-				attrs: map[string]any{"db.system": "postgresql", "tracegate.test.index": int64(i), "db.retry": true}})
+			spans = append(spans, plannedSpan{
+				name: "SELECT cart", kind: "Client", parent: i - 1, failed: true,
+				attrs: map[string]any{"db.system": "postgresql", "tracegate.test.index": int64(i), "db.retry": true},
+			})
 		case 2:
-			spans = append(spans, plannedSpan{name: "render", kind: "Internal", parent: i - 2,
-				attrs: map[string]any{"tracegate.test.index": int64(i), "render.ratio": 0.5}})
+			spans = append(spans, plannedSpan{
+				name: "render", kind: "Internal", parent: i - 2,
+				attrs: map[string]any{"tracegate.test.index": int64(i), "render.ratio": 0.5},
+			})
 		}
 	}
 	return spans

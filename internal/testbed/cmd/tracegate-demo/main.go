@@ -98,7 +98,7 @@ func run() error {
 	}
 	fmt.Printf("\nindices: %v; duplicates: %d; rejected: %d\n", st.ByIndex, st.DuplicateSpans, st.RejectedItems)
 	if missing || waitErr != nil {
-		return fmt.Errorf("not every span arrived (%v); tracegate log:\n%s", waitErr, proc.Log())
+		return fmt.Errorf("not every span arrived (%w); tracegate log:\n%s", waitErr, proc.Log())
 	}
 	return nil
 }

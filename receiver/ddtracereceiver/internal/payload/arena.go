@@ -20,7 +20,7 @@ func (s *slab[T]) take(n, blockSize int) []T {
 		if b := s.blocks[s.cur]; cap(b)-len(b) >= n {
 			i := len(b)
 			s.blocks[s.cur] = b[:i+n]
-			return b[i : i+n : i+n] // full slice expression: appending never overwrites a neighbour
+			return b[i : i+n : i+n] // full slice expression: appending never overwrites a neighbor
 		}
 	}
 	b := make([]T, n, max(n, blockSize))

@@ -35,7 +35,7 @@ func TestSlab(t *testing.T) {
 // released payload's strings stay valid.
 func TestReleasedPayloadReused(t *testing.T) {
 	full := newEnc().arr(1).arr(2)
-	for i := 0; i < 2; i++ {
+	for i := range 2 {
 		full.mapN(8).kv("service", "svc").str("trace_id").u(1).str("span_id").u(uint64(i+1)).
 			str("meta").mapN(1).kv("http.method", "GET").
 			str("metrics").mapN(1).kf("m", 1).

@@ -1,7 +1,6 @@
 package payload
 
 import (
-	"errors"
 	"maps"
 	"runtime"
 	"slices"
@@ -28,8 +27,10 @@ func TestDecodeTracesMsgpack(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, p.Chunks, 1)
 	assert.Equal(t, int32(PriorityNone), p.Chunks[0].Priority)
-	assert.Equal(t, []Span{{Service: "svc", Name: "web.request", Resource: "GET /x", Type: "web", TraceID: 1, SpanID: 2,
-		Start: 1_700_000_000_000_000_000, Duration: 1_000_000_000, Meta: []KV{{"http.method", "GET"}}}}, p.Chunks[0].Spans)
+	assert.Equal(t, []Span{{
+		Service: "svc", Name: "web.request", Resource: "GET /x", Type: "web", TraceID: 1, SpanID: 2,
+		Start: 1_700_000_000_000_000_000, Duration: 1_000_000_000, Meta: []KV{{"http.method", "GET"}},
+	}}, p.Chunks[0].Spans)
 }
 
 // TestWireTolerance is test vector 15 and the agent's decoder rules: every tolerated encoding decodes
@@ -93,7 +94,7 @@ func TestDecodeErrors(t *testing.T) {
 			_, err := tt.decode(tt.body)
 			require.Error(t, err)
 			if tt.want != nil {
-				assert.True(t, errors.Is(err, tt.want), "error %v, want %v", err, tt.want)
+				assert.ErrorIs(t, err, tt.want, "error %v, want %v", err, tt.want)
 			}
 		})
 	}
@@ -111,7 +112,7 @@ func TestHugeHeaderAllocatesNothing(t *testing.T) {
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		for i := 0; i < 100; i++ {
+		for range 100 {
 			_, err4 := DecodeTracesMsgpack(body)
 			_, err5 := DecodeV05(body)
 			_, err7 := DecodeV07(body)
@@ -130,8 +131,10 @@ func TestDecodeV05(t *testing.T) {
 		mapN(1).u(4).u(5).mapN(1).u(2).f(1.5).u(0).bytes()
 	p, err := DecodeV05(body)
 	require.NoError(t, err)
-	assert.Equal(t, []Span{{Service: "svc", Name: "op", Resource: "res", TraceID: 10, SpanID: 11, Start: 100, Duration: 50,
-		Meta: []KV{{"env", "prod"}}, Metrics: []KF{{"op", 1.5}}}}, p.Chunks[0].Spans)
+	assert.Equal(t, []Span{{
+		Service: "svc", Name: "op", Resource: "res", TraceID: 10, SpanID: 11, Start: 100, Duration: 50,
+		Meta: []KV{{"env", "prod"}}, Metrics: []KF{{"op", 1.5}},
+	}}, p.Chunks[0].Spans)
 	var agent pb.Traces
 	require.NoError(t, agent.UnmarshalMsgDictionary(body))
 	assert.Equal(t, normalize(FromTraces(agent)), normalize(p))
@@ -181,8 +184,10 @@ func TestDecodeJSON(t *testing.T) {
 	p, err := DecodeTracesJSON([]byte(`[[{"service":"svc","name":"n","trace_id":-1,"span_id":2,"start":1.7e18,"error":1,
 		"meta":{"b":"2","a":"1"},"metrics":{"m":1.5},"span_links":[{"trace_id":3,"span_id":4,"flags":1}]}, null]]`))
 	require.NoError(t, err)
-	assert.Equal(t, []Span{{Service: "svc", Name: "n", TraceID: 0xffffffffffffffff, SpanID: 2, Start: 1_700_000_000_000_000_000, Error: 1,
-		Meta: []KV{{"a", "1"}, {"b", "2"}}, Metrics: []KF{{"m", 1.5}}, Links: []Link{{TraceID: 3, SpanID: 4, Flags: 1}}}}, p.Chunks[0].Spans)
+	assert.Equal(t, []Span{{
+		Service: "svc", Name: "n", TraceID: 0xffffffffffffffff, SpanID: 2, Start: 1_700_000_000_000_000_000, Error: 1,
+		Meta: []KV{{"a", "1"}, {"b", "2"}}, Metrics: []KF{{"m", 1.5}}, Links: []Link{{TraceID: 3, SpanID: 4, Flags: 1}},
+	}}, p.Chunks[0].Spans)
 }
 
 // assertSameAsAgentV04 decodes body with the Datadog Agent's own decoder and checks that ours

@@ -3,6 +3,7 @@ package payload
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -86,7 +87,7 @@ func DecodeTracesJSON(b []byte) (Payload, error) {
 		return Payload{}, err
 	}
 	if dec.More() {
-		return Payload{}, fmt.Errorf("unexpected data after the traces array")
+		return Payload{}, errors.New("unexpected data after the traces array")
 	}
 	p := Payload{Chunks: make([]Chunk, len(traces))}
 	for i, t := range traces {
@@ -110,8 +111,10 @@ func DecodeTracesJSON(b []byte) (Payload, error) {
 				if l == nil {
 					continue
 				}
-				s.Links = append(s.Links, Link{TraceID: l.TraceID.u, TraceIDHigh: l.TraceIDHigh.u, SpanID: l.SpanID.u,
-					Attributes: sortedKVs(l.Attributes), Tracestate: l.Tracestate, Flags: uint32(l.Flags.u)})
+				s.Links = append(s.Links, Link{
+					TraceID: l.TraceID.u, TraceIDHigh: l.TraceIDHigh.u, SpanID: l.SpanID.u,
+					Attributes: sortedKVs(l.Attributes), Tracestate: l.Tracestate, Flags: uint32(l.Flags.u),
+				})
 			}
 			p.Chunks[i].Spans = append(p.Chunks[i].Spans, s)
 		}

@@ -359,7 +359,7 @@ func (r *reader) readSpans(b []byte) ([]Span, []byte, error) {
 		return nil, b, err
 	}
 	spans, kept := r.spanSlice(n), 0
-	for j := 0; j < n; j++ {
+	for j := range n {
 		if msgp.IsNil(b) {
 			b = b[1:]
 			r.nilSpans++

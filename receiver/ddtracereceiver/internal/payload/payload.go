@@ -6,6 +6,8 @@
 // input's size, so a header claiming 2^32 elements allocates nothing.
 package payload
 
+import "slices"
+
 // PriorityNone is the chunk priority of payloads that carry none (v0.3 to v0.5): the sampling
 // priority then sits in the root span's _sampling_priority_v1 metric.
 const PriorityNone = -128
@@ -126,9 +128,9 @@ type EventAttribute struct {
 
 // Meta returns the last value of key in the span's meta.
 func (s *Span) MetaValue(key string) (string, bool) {
-	for i := len(s.Meta) - 1; i >= 0; i-- {
-		if s.Meta[i].Key == key {
-			return s.Meta[i].Value, true
+	for _, v := range slices.Backward(s.Meta) {
+		if v.Key == key {
+			return v.Value, true
 		}
 	}
 	return "", false
@@ -136,9 +138,9 @@ func (s *Span) MetaValue(key string) (string, bool) {
 
 // Metric returns the last value of key in the span's metrics.
 func (s *Span) Metric(key string) (float64, bool) {
-	for i := len(s.Metrics) - 1; i >= 0; i-- {
-		if s.Metrics[i].Key == key {
-			return s.Metrics[i].Value, true
+	for _, v := range slices.Backward(s.Metrics) {
+		if v.Key == key {
+			return v.Value, true
 		}
 	}
 	return 0, false

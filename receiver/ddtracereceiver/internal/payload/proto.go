@@ -48,8 +48,10 @@ func FromTracerPayload(tp *pb.TracerPayload) Payload {
 		}
 		spans, nils := FromSpans(c.Spans)
 		p.NilSpans += nils
-		p.Chunks = append(p.Chunks, Chunk{Priority: c.Priority, Origin: c.Origin, Tags: sortedKVs(c.Tags),
-			DroppedTrace: c.DroppedTrace, Spans: spans})
+		p.Chunks = append(p.Chunks, Chunk{
+			Priority: c.Priority, Origin: c.Origin, Tags: sortedKVs(c.Tags),
+			DroppedTrace: c.DroppedTrace, Spans: spans,
+		})
 	}
 	return p
 }
@@ -74,15 +76,19 @@ func FromSpans(spans []*pb.Span) (out []Span, nils int) {
 			nils++
 			continue
 		}
-		sp := Span{Service: s.Service, Name: s.Name, Resource: s.Resource, Type: s.Type, TraceID: s.TraceID,
+		sp := Span{
+			Service: s.Service, Name: s.Name, Resource: s.Resource, Type: s.Type, TraceID: s.TraceID,
 			SpanID: s.SpanID, ParentID: s.ParentID, Start: s.Start, Duration: s.Duration, Error: s.Error,
-			Meta: sortedKVs(s.Meta), Metrics: sortedKFs(s.Metrics), MetaStruct: sortedKBs(s.MetaStruct)}
+			Meta: sortedKVs(s.Meta), Metrics: sortedKFs(s.Metrics), MetaStruct: sortedKBs(s.MetaStruct),
+		}
 		for _, l := range s.SpanLinks {
 			if l == nil {
 				continue
 			}
-			sp.Links = append(sp.Links, Link{TraceID: l.TraceID, TraceIDHigh: l.TraceIDHigh, SpanID: l.SpanID,
-				Attributes: sortedKVs(l.Attributes), Tracestate: l.Tracestate, Flags: l.Flags})
+			sp.Links = append(sp.Links, Link{
+				TraceID: l.TraceID, TraceIDHigh: l.TraceIDHigh, SpanID: l.SpanID,
+				Attributes: sortedKVs(l.Attributes), Tracestate: l.Tracestate, Flags: l.Flags,
+			})
 		}
 		for _, e := range s.SpanEvents {
 			if e == nil {

@@ -31,7 +31,8 @@ var agentPayloadSchema = func() *pbMessage {
 	event := &pbMessage{cost: int(unsafe.Sizeof(pb.SpanEvent{}) + sizeEvent), children: map[protowire.Number]*pbMessage{3: eventAttr}}
 	link := &pbMessage{cost: int(unsafe.Sizeof(pb.SpanLink{}) + sizeLink), children: map[protowire.Number]*pbMessage{4: mapEntry}}
 	span := &pbMessage{cost: int(unsafe.Sizeof(pb.Span{}) + sizeSpan), children: map[protowire.Number]*pbMessage{
-		10: mapEntry, 11: mapEntry, 13: mapEntry, 14: link, 15: event}}
+		10: mapEntry, 11: mapEntry, 13: mapEntry, 14: link, 15: event,
+	}}
 	chunk := &pbMessage{cost: int(unsafe.Sizeof(pb.TraceChunk{}) + sizeChunk), children: map[protowire.Number]*pbMessage{3: span, 4: mapEntry}}
 	tracer := &pbMessage{cost: int(unsafe.Sizeof(pb.TracerPayload{}) + unsafe.Sizeof(Payload{})), children: map[protowire.Number]*pbMessage{6: chunk, 7: mapEntry}}
 	return &pbMessage{children: map[protowire.Number]*pbMessage{5: tracer, 6: mapEntry}}

@@ -71,7 +71,7 @@ func (w *attrWriter) putInt(k string, v int64) {
 		w.m.PutInt(k, v)
 		return
 	}
-	w.put(attr{key: k, kind: kindInt, num: uint64(v)}) //nolint:gosec // bits, not a conversion
+	w.put(attr{key: k, kind: kindInt, num: uint64(v)})
 }
 
 func (w *attrWriter) putDouble(k string, v float64) {
@@ -125,7 +125,7 @@ func (w *attrWriter) putDirect(a attr) {
 	case kindStr:
 		w.m.PutStr(a.key, a.str)
 	case kindInt:
-		w.m.PutInt(a.key, int64(a.num)) //nolint:gosec // bits, not a conversion
+		w.m.PutInt(a.key, int64(a.num))
 	case kindDouble:
 		w.m.PutDouble(a.key, math.Float64frombits(a.num))
 	case kindBytes:
@@ -148,9 +148,9 @@ func appendKeyValue(b []byte, a attr) []byte {
 		valueSize = 1 + protowire.SizeBytes(len(a.raw))
 	}
 	kvSize := 1 + protowire.SizeBytes(len(a.key)) + 1 + protowire.SizeBytes(valueSize)
-	b = protowire.AppendVarint(protowire.AppendTag(b, 9, protowire.BytesType), uint64(kvSize)) //nolint:gosec // a size
+	b = protowire.AppendVarint(protowire.AppendTag(b, 9, protowire.BytesType), uint64(kvSize))
 	b = protowire.AppendString(protowire.AppendTag(b, 1, protowire.BytesType), a.key)
-	b = protowire.AppendVarint(protowire.AppendTag(b, 2, protowire.BytesType), uint64(valueSize)) //nolint:gosec // a size
+	b = protowire.AppendVarint(protowire.AppendTag(b, 2, protowire.BytesType), uint64(valueSize))
 	switch a.kind {
 	case kindStr:
 		b = protowire.AppendString(protowire.AppendTag(b, 1, protowire.BytesType), a.str)

@@ -143,7 +143,8 @@ func TestUnreadableMetaJSONIsKept(t *testing.T) {
 	}
 	// Readable meta becomes links and events, not attributes.
 	s := payload.Span{Service: "svc", Name: "op", TraceID: 1, SpanID: 2, Meta: []payload.KV{
-		{Key: "_dd.span_links", Value: `[{"trace_id":"1","span_id":"2"}]`}, {Key: "events", Value: `[{"name":"e","time_unix_nano":1}]`}}}
+		{Key: "_dd.span_links", Value: `[{"trace_id":"1","span_id":"2"}]`}, {Key: "events", Value: `[{"name":"e","time_unix_nano":1}]`},
+	}}
 	span := spansOf(New(Options{}).ToTraces(one(s), Headers{}))[0]
 	assert.Equal(t, 1, span.Links().Len())
 	assert.Equal(t, 1, span.Events().Len())

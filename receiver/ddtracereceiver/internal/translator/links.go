@@ -126,8 +126,10 @@ func parseLinksJSON(s string) ([]payload.Link, bool) {
 		if l.TraceIDHigh != nil {
 			high = l.TraceIDHigh.low
 		}
-		out = append(out, payload.Link{TraceID: l.TraceID.low, TraceIDHigh: high, SpanID: l.SpanID.low,
-			Attributes: sortedKVs(l.Attributes), Tracestate: l.Tracestate, Flags: l.Flags})
+		out = append(out, payload.Link{
+			TraceID: l.TraceID.low, TraceIDHigh: high, SpanID: l.SpanID.low,
+			Attributes: sortedKVs(l.Attributes), Tracestate: l.Tracestate, Flags: l.Flags,
+		})
 	}
 	return out, true
 }
@@ -161,7 +163,7 @@ func pastEventLimit(ev ptrace.SpanEvent, i, n int, dropped *int) bool {
 	if i < MaxEventAttributes {
 		return false
 	}
-	ev.SetDroppedAttributesCount(uint32(n - i)) //nolint:gosec // bounded by the body
+	ev.SetDroppedAttributesCount(uint32(n - i))
 	*dropped += n - i
 	return true
 }

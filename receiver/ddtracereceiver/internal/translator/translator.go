@@ -330,9 +330,11 @@ func resourceKeyOf(info *spanInfo, s *payload.Span, p *payload.Payload, containe
 	if pid == 0 {
 		pid = proc.pid
 	}
-	k := resourceKey{service: s.Service, container: container, pid: pid, runtimeID: firstNonEmpty(info.runtimeID, proc.runtimeID),
+	k := resourceKey{
+		service: s.Service, container: container, pid: pid, runtimeID: firstNonEmpty(info.runtimeID, proc.runtimeID),
 		env: firstNonEmpty(info.env, p.Env), version: firstNonEmpty(info.version, p.AppVersion),
-		host: firstNonEmpty(info.host, firstNonEmpty(p.Hostname, proc.host))}
+		host: firstNonEmpty(info.host, firstNonEmpty(p.Hostname, proc.host)),
+	}
 	if info.baseService != "" {
 		// The integration renamed the span's service; the application is the base service.
 		k.service = info.baseService

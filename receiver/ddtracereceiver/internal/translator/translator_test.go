@@ -123,20 +123,20 @@ func FuzzTranslate(f *testing.F) {
 func TestManyResources(t *testing.T) {
 	const resources, perResource = 3 * maxScannedGroups, 3
 	var in []payload.Span
-	for i := 0; i < perResource; i++ {
-		for r := 0; r < resources; r++ {
+	for range perResource {
+		for r := range resources {
 			in = append(in, payload.Span{Service: fmt.Sprintf("svc-%02d", r), TraceID: 1, SpanID: uint64(1 + len(in))})
 		}
 	}
 	res := New(Options{}).ToTraces(one(in...), Headers{})
 	rss := res.Traces.ResourceSpans()
 	require.Equal(t, resources, rss.Len())
-	for r := 0; r < resources; r++ {
+	for r := range resources {
 		service, _ := rss.At(r).Resource().Attributes().Get("service.name")
 		assert.Equal(t, fmt.Sprintf("svc-%02d", r), service.Str())
 		spans := rss.At(r).ScopeSpans().At(0).Spans()
 		require.Equal(t, perResource, spans.Len())
-		for i := 0; i < perResource; i++ {
+		for i := range perResource {
 			// Spans keep their order within a resource.
 			assert.Equal(t, spanID(uint64(1+i*resources+r)), spans.At(i).SpanID())
 		}
@@ -164,8 +164,10 @@ func TestJoinOrReuse(t *testing.T) {
 // with process.pid and host.name, not the root's resource and one without them. A span that says
 // otherwise keeps its own.
 func TestProcessFactsApplyToTheWholePayload(t *testing.T) {
-	root := payload.Span{Service: "svc", Name: "web.request", TraceID: 1, SpanID: 1,
-		Meta: []payload.KV{{Key: "_dd.hostname", Value: "node-7"}}, Metrics: []payload.KF{{Key: "process_id", Value: 4242}}}
+	root := payload.Span{
+		Service: "svc", Name: "web.request", TraceID: 1, SpanID: 1,
+		Meta: []payload.KV{{Key: "_dd.hostname", Value: "node-7"}}, Metrics: []payload.KF{{Key: "process_id", Value: 4242}},
+	}
 	child := payload.Span{Service: "svc", Name: "db.query", TraceID: 1, SpanID: 2, ParentID: 1}
 	other := payload.Span{Service: "svc", Name: "job", TraceID: 3, SpanID: 3, Metrics: []payload.KF{{Key: "process_id", Value: 99}}}
 	for _, tt := range []struct {
@@ -203,8 +205,10 @@ func TestProcessFactsApplyToTheWholePayload(t *testing.T) {
 // children) takes the payload's.
 func TestProcessFactsPerChunk(t *testing.T) {
 	root := func(id uint64, pid float64, host string) payload.Span {
-		return payload.Span{Service: "svc", Name: "root", TraceID: id, SpanID: id,
-			Meta: []payload.KV{{Key: "_dd.hostname", Value: host}}, Metrics: []payload.KF{{Key: "process_id", Value: pid}}}
+		return payload.Span{
+			Service: "svc", Name: "root", TraceID: id, SpanID: id,
+			Meta: []payload.KV{{Key: "_dd.hostname", Value: host}}, Metrics: []payload.KF{{Key: "process_id", Value: pid}},
+		}
 	}
 	child := func(trace, id uint64) payload.Span {
 		return payload.Span{Service: "svc", Name: "child", TraceID: trace, SpanID: id, ParentID: trace}
