@@ -43,9 +43,9 @@ func TestRenderFailures(t *testing.T) {
 	tests := []struct {
 		name, values, err string
 	}{
-		{"statefulset storage without persistence", "mode: statefulset\n" + storageConfig,
+		{"statefulset storage without persistence", "mode: statefulset\nbufferStorage: {volumeName: buffer, mountPath: /var/lib/tracegate/buffer, statefulset: {enabled: false, size: 10Gi}}\n" + storageConfig,
 			`config.processors.buffer.storage is set (the buffer's disk log) but has no persistent volume: add a statefulset.volumeClaimTemplates entry named "buffer"`},
-		{"statefulset storage with claim of another name", "mode: statefulset\nbufferStorage: {volumeName: spool, mountPath: /spool}\n" + storageConfig + bufferClaim,
+		{"statefulset storage with claim of another name", "mode: statefulset\nbufferStorage: {volumeName: spool, mountPath: /spool, statefulset: {enabled: false, size: 10Gi}}\n" + storageConfig + bufferClaim,
 			`add a statefulset.volumeClaimTemplates entry named "spool"`},
 		{"statefulset storage in extraVolumes too", "mode: statefulset\nextraVolumes: [{name: buffer, emptyDir: {}}]\n" + storageConfig + bufferClaim,
 			`volume "buffer" is both in statefulset.volumeClaimTemplates and extraVolumes`},
@@ -251,6 +251,75 @@ func TestStatefulsetBuffer(t *testing.T) {
 	if headless == "" || ss.Spec.ServiceName != headless {
 		t.Errorf("serviceName %q, headless Service %q", ss.Spec.ServiceName, headless)
 	}
+}
+
+// TestModeAloneChoosesTheBuffer: `mode: statefulset` alone gives each pod the disk buffer
+// (overflow) on a 10Gi claim of its own; daemonset and deployment alone stay memory-only.
+func TestModeAloneChoosesTheBuffer(t *testing.T) {
+	bin := requireBinary(t)
+	for _, tc := range []struct {
+		values   string
+		claim    string // the buffer claim's size, "" for none
+		class    string
+		capacity float64 // capacity_mib, 0 for no storage
+	}{
+		{"mode: statefulset", "10Gi", "", 9216},
+		{"mode: statefulset\nbufferStorage: {volumeName: buffer, mountPath: /var/lib/tracegate/buffer, statefulset: {enabled: true, size: 50Gi, storageClassName: fast-ssd}}", "50Gi", "fast-ssd", 46080},
+		{"mode: statefulset\nbufferStorage: {volumeName: buffer, mountPath: /var/lib/tracegate/buffer, statefulset: {enabled: false, size: 10Gi}}", "", "", 0},
+		{"mode: daemonset", "", "", 0},
+		{"mode: deployment", "", "", 0},
+	} {
+		t.Run(tc.values, func(t *testing.T) {
+			o := renderObjects(t, tc.values)
+			if len(o.configMaps) != 1 {
+				t.Fatalf("%d ConfigMaps", len(o.configMaps))
+			}
+			cfgText := o.configMaps[0].Data["config.yaml"]
+			cfg := values(t, cfgText)
+			storage, _ := dig(cfg, "processors", "buffer", "storage").(map[string]any)
+			if got, _ := storage["capacity_mib"].(float64); got != tc.capacity {
+				t.Errorf("processors.buffer.storage %v, want capacity_mib %v", storage, tc.capacity)
+			}
+			if tc.capacity > 0 && (storage["mode"] != "overflow" || storage["directory"] != "${env:TRACEGATE_BUFFER_DIR}") {
+				t.Errorf("processors.buffer.storage %v, want overflow in ${env:TRACEGATE_BUFFER_DIR}", storage)
+			}
+			var claims []corev1.PersistentVolumeClaim
+			if len(o.statefulSets) == 1 {
+				claims = o.statefulSets[0].Spec.VolumeClaimTemplates
+			}
+			switch {
+			case tc.claim == "" && len(claims) > 0:
+				t.Errorf("claims %+v, want none", claims)
+			case tc.claim != "":
+				if len(claims) != 1 || claims[0].Name != "buffer" || claims[0].Spec.Resources.Requests.Storage().String() != tc.claim {
+					t.Fatalf("claims %+v, want one named buffer of %s", claims, tc.claim)
+				}
+				if got := ptrValue(claims[0].Spec.StorageClassName); got != tc.class {
+					t.Errorf("storageClassName %q, want %q", got, tc.class)
+				}
+				validateConfig(t, bin, cfgText, []corev1.EnvVar{{Name: "TRACEGATE_BUFFER_DIR", Value: t.TempDir()}})
+			}
+		})
+	}
+}
+
+func dig(m map[string]any, keys ...string) any {
+	var cur any = m
+	for _, k := range keys {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[k]
+	}
+	return cur
+}
+
+func ptrValue(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 func TestAutoscalingStatefulset(t *testing.T) {

@@ -71,10 +71,42 @@ app.kubernetes.io/component: {{ include "tracegate.component" . }}
 {{- if or $es.apiKey $es.username $es.password }}true{{ end }}
 {{- end }}
 
+{{/* "true" in statefulset mode with bufferStorage.statefulset.enabled when config gives the
+     buffer no storage: the chart then adds a disk log in overflow mode on a claim of its own. */}}
+{{- define "tracegate.defaultDiskBuffer" -}}
+{{- $buffer := dig "processors" "buffer" nil (.Values.config | default dict) }}
+{{- if and (eq .Values.mode "statefulset") .Values.bufferStorage.statefulset.enabled (kindIs "map" $buffer) (not (get $buffer "storage")) }}true{{ end }}
+{{- end }}
+
+{{/* The config the pods run, as YAML: config, plus the default disk buffer (defaultDiskBuffer)
+     with 90 % of the claim's size as the log's capacity (segments and the index need the rest). */}}
+{{- define "tracegate.effectiveConfig" -}}
+{{- $cfg := deepCopy (.Values.config | default dict) }}
+{{- if include "tracegate.defaultDiskBuffer" . }}
+{{- $bytes := include "tracegate.quantityToBytes" .Values.bufferStorage.statefulset.size | float64 }}
+{{- $mib := divf (mulf $bytes 0.9) 1048576 | floor | int64 }}
+{{- $_ := set $cfg.processors.buffer "storage" (dict "directory" "${env:TRACEGATE_BUFFER_DIR}" "mode" "overflow" "capacity_mib" $mib) }}
+{{- end }}
+{{- toYaml $cfg }}
+{{- end }}
+
 {{/* "true" when the effective config gives the buffer processor a disk log. */}}
 {{- define "tracegate.bufferStorageEnabled" -}}
-{{- $buffer := dig "processors" "buffer" dict (.Values.config | default dict) }}
+{{- $buffer := dig "processors" "buffer" dict (include "tracegate.effectiveConfig" . | fromYaml) }}
 {{- if and (kindIs "map" $buffer) (get $buffer "storage") }}true{{ end }}
+{{- end }}
+
+{{/* "true" when statefulset.volumeClaimTemplates has an entry named bufferStorage.volumeName. */}}
+{{- define "tracegate.bufferClaimListed" -}}
+{{- $vol := .Values.bufferStorage.volumeName }}
+{{- range .Values.statefulset.volumeClaimTemplates }}
+{{- if eq (dig "metadata" "name" "" .) $vol }}true{{ end }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when the chart adds the buffer's claim (bufferStorage.statefulset) to the StatefulSet. */}}
+{{- define "tracegate.defaultBufferClaim" -}}
+{{- if and (eq .Values.mode "statefulset") .Values.bufferStorage.statefulset.enabled (include "tracegate.bufferStorageEnabled" .) (not (include "tracegate.bufferClaimListed" .)) }}true{{ end }}
 {{- end }}
 
 {{/*
@@ -118,10 +150,7 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- /* The buffer's disk log must live on a volume. */}}
 {{- if include "tracegate.bufferStorageEnabled" . }}
 {{- $vol := .Values.bufferStorage.volumeName }}
-{{- $inClaims := false }}
-{{- range .Values.statefulset.volumeClaimTemplates }}
-{{- if eq (dig "metadata" "name" "" .) $vol }}{{ $inClaims = true }}{{ end }}
-{{- end }}
+{{- $inClaims := or (include "tracegate.bufferClaimListed" .) (include "tracegate.defaultBufferClaim" .) }}
 {{- $extra := dict }}
 {{- range .Values.extraVolumes }}
 {{- if eq .name $vol }}{{ $extra = . }}{{ end }}
@@ -130,7 +159,7 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- if not $inClaims }}
 {{- fail (printf "config.processors.buffer.storage is set (the buffer's disk log) but has no persistent volume: add a statefulset.volumeClaimTemplates entry named %q (bufferStorage.volumeName), or remove config.processors.buffer.storage for a memory-only buffer" $vol) }}
 {{- end }}
-{{- if $extra }}
+{{- if and $extra (include "tracegate.bufferClaimListed" .) }}
 {{- fail (printf "volume %q is both in statefulset.volumeClaimTemplates and extraVolumes: keep the claim template only" $vol) }}
 {{- end }}
 {{- else }}
@@ -149,7 +178,7 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- fail (printf "extraVolumes %q is a hostPath in deployment mode: two pods on one node would share the buffer directory (flock); use mode statefulset, or daemonset for a hostPath per node" $vol) }}
 {{- end }}
 {{- end }}
-{{- $dir := toString (dig "processors" "buffer" "storage" "directory" "" .Values.config) }}
+{{- $dir := toString (dig "processors" "buffer" "storage" "directory" "" (include "tracegate.effectiveConfig" . | fromYaml)) }}
 {{- if not (or (contains "TRACEGATE_BUFFER_DIR" $dir) (hasPrefix .Values.bufferStorage.mountPath $dir)) }}
 {{- fail (printf "config.processors.buffer.storage.directory %q is not on the buffer volume: use ${env:TRACEGATE_BUFFER_DIR} (set to bufferStorage.mountPath %q)" $dir .Values.bufferStorage.mountPath) }}
 {{- end }}
