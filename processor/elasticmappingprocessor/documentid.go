@@ -42,13 +42,22 @@ func setSpanDocumentIDs(span ptrace.Span, events bool) {
 		return
 	}
 	id := spanDocumentID(span)
-	span.Attributes().PutStr(DocumentIDAttribute, id)
+	putID(span.Attributes(), id)
 	if !events {
 		return
 	}
 	for i, ev := range span.Events().All() {
-		ev.Attributes().PutStr(DocumentIDAttribute, spanEventDocumentID(id, i))
+		putID(ev.Attributes(), spanEventDocumentID(id, i))
 	}
+}
+
+// putID sets the id attribute, growing a full attribute list by exactly one: a decoded list has
+// no spare room, and append's doubling would copy it into twice the memory for one attribute more.
+func putID(attrs pcommon.Map, id string) {
+	if _, ok := attrs.Get(DocumentIDAttribute); !ok {
+		attrs.EnsureCapacity(attrs.Len() + 1)
+	}
+	attrs.PutStr(DocumentIDAttribute, id)
 }
 
 // logHasher derives log record ids: a log record has no id of its own, so the id hashes its
@@ -83,7 +92,7 @@ func (lh *logHasher) setLogDocumentIDs(ld plog.Logs) {
 				lh.attributes(sl.Scope().Attributes())
 				lh.record(lr)
 				sum := lh.h.Sum(lh.sum[:0])
-				lr.Attributes().PutStr(DocumentIDAttribute, hex.EncodeToString(sum[:16]))
+				putID(lr.Attributes(), hex.EncodeToString(sum[:16]))
 			}
 		}
 	}
