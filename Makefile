@@ -34,14 +34,14 @@ build-stock: ## build bin/tracegate-stock (stock components only: the benchmarks
 
 generate: ## regenerate cmd/tracegate with ocb and every component's internal/metadata with mdatagen
 	$(TOOLS) builder --config builder-config.yaml --skip-compilation
-	$(GO) generate ./receiver/... ./processor/...
-	@gofmt -w receiver processor
+	$(GO) generate ./receiver/... ./processor/... ./extension/...
+	@gofmt -w receiver processor extension
 
 generate-stock: ## regenerate bench/tracegate-stock (the benchmarks' baseline) with ocb from bench/builder-config.stock.yaml
 	$(TOOLS) builder --config bench/builder-config.stock.yaml --skip-compilation
 	@gofmt -w bench/tracegate-stock
 
-GENERATED = cmd/tracegate bench/tracegate-stock receiver processor
+GENERATED = cmd/tracegate bench/tracegate-stock receiver processor extension
 
 check-generated: generate generate-stock ## fail when generated code (both ocb outputs, internal/metadata, documentation.md) is stale
 	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run 'make generate' and commit them"; exit 1; }

@@ -27,6 +27,8 @@ require (
 	go.opentelemetry.io/collector/exporter v1.54.0
 	go.opentelemetry.io/collector/exporter/exporterhelper v0.148.0
 	go.opentelemetry.io/collector/extension v1.54.0
+	go.opentelemetry.io/collector/extension/extensioncapabilities v0.148.0
+	go.opentelemetry.io/collector/extension/extensiontest v0.148.0
 	go.opentelemetry.io/collector/extension/xextension v0.148.0
 	go.opentelemetry.io/collector/featuregate v1.54.0
 	go.opentelemetry.io/collector/pdata v1.54.0
@@ -47,13 +49,13 @@ require (
 	go.opentelemetry.io/otel/trace v1.42.0
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.27.1
+	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/net v0.51.0
 	golang.org/x/sync v0.20.0
 	golang.org/x/sys v0.41.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260209200024-4cfbd4190f57
 	google.golang.org/grpc v1.79.2
 	google.golang.org/protobuf v1.36.11
-	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -125,8 +127,8 @@ require (
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.42.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.9.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/crypto v0.48.0 // indirect
 	golang.org/x/text v0.34.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260209200024-4cfbd4190f57 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

@@ -21,6 +21,7 @@ import (
 	filestorage "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	bearertokenauthextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension"
 	basicauthextension "github.com/open-telemetry/opentelemetry-collector-contrib/extension/basicauthextension"
+	readylogextension "github.com/tracegate/tracegate/extension/readylogextension"
 	memorylimiterprocessor "go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	batchprocessor "go.opentelemetry.io/collector/processor/batchprocessor"
 	bufferprocessor "github.com/tracegate/tracegate/processor/bufferprocessor"
@@ -58,6 +59,7 @@ func components() (otelcol.Factories, error) {
 		filestorage.NewFactory(),
 		bearertokenauthextension.NewFactory(),
 		basicauthextension.NewFactory(),
+		readylogextension.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -69,6 +71,7 @@ func components() (otelcol.Factories, error) {
 		filestorage.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.148.0",
 		bearertokenauthextension.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension v0.148.0",
 		basicauthextension.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/basicauthextension v0.148.0",
+		readylogextension.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
 	})
 
 	factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](

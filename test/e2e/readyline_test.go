@@ -1,0 +1,50 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReadyLine: once every receiver listens, tracegate logs one line at the configs' level
+// (warn) naming every listening address and how the buffer keeps what it holds.
+func TestReadyLine(t *testing.T) {
+	for _, tc := range []struct{ config, buffer string }{
+		{"default.yaml", `"buffer=overflow `},
+		{"durable.yaml", `"buffer=write_ahead `},
+	} {
+		t.Run(tc.config, func(t *testing.T) {
+			g := startGateway(t, tc.config)
+			var line string
+			for deadline := time.Now().Add(10 * time.Second); line == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				for _, l := range strings.Split(g.proc.Log(), "\n") {
+					if strings.Contains(l, "tracegate is ready") {
+						line = l
+					}
+				}
+			}
+			if line == "" {
+				t.Fatalf("no ready line in the log:\n%s", g.proc.Log())
+			}
+			if !strings.Contains(line, "\twarn\t") {
+				t.Errorf("ready line not at warn: %s", line)
+			}
+			l := g.listeners
+			for name, addr := range map[string]string{
+				"otlp/protocols/grpc": l.OTLPGRPC, "otlp/protocols/http": l.OTLPHTTP, "zipkin": l.Zipkin,
+				"jaeger/protocols/grpc": l.JaegerGRPC, "jaeger/protocols/thrift_http": l.JaegerThriftHTTP,
+				"jaeger/protocols/thrift_compact": l.JaegerCompact, "ddtrace": l.DDTrace,
+			} {
+				if !strings.Contains(line, `"`+name+"="+addr+`"`) {
+					t.Errorf("ready line lacks %s=%s: %s", name, addr, line)
+				}
+			}
+			if !strings.Contains(line, tc.buffer+g.bufferDir+`"`) {
+				t.Errorf("ready line lacks %s%s: %s", tc.buffer, g.bufferDir, line)
+			}
+			if n := strings.Count(g.proc.Log(), "tracegate is ready"); n != 1 {
+				t.Errorf("%d ready lines, want 1", n)
+			}
+		})
+	}
+}
