@@ -575,3 +575,29 @@ func TestExternalConfigMapWithStorage(t *testing.T) {
 		t.Errorf("buffer mounted %v, ConfigMap mine used %v", mounted, usesMine)
 	}
 }
+
+// TestGrafanaDashboard: enabled, the chart ships dashboards/tracegate.json unchanged in a
+// ConfigMap with the sidecar's label; by default it renders none.
+func TestGrafanaDashboard(t *testing.T) {
+	if o := renderObjects(t, ""); len(o.configMaps) != 1 {
+		t.Errorf("%d ConfigMaps by default, want only the config", len(o.configMaps))
+	}
+	want, err := os.ReadFile(chartDir + "/dashboards/tracegate.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := renderObjects(t, "grafanaDashboard: {enabled: true, labels: {grafana_dashboard: \"1\"}}")
+	for _, cm := range o.configMaps {
+		if !strings.HasSuffix(cm.Name, "-dashboard") {
+			continue
+		}
+		if cm.Labels["grafana_dashboard"] != "1" {
+			t.Errorf("labels %v, want grafana_dashboard: \"1\"", cm.Labels)
+		}
+		if got := cm.Data["tracegate.json"]; got != strings.TrimRight(string(want), "\n") {
+			t.Errorf("the ConfigMap's dashboard differs from dashboards/tracegate.json (%d vs %d bytes)", len(got), len(want))
+		}
+		return
+	}
+	t.Errorf("no dashboard ConfigMap among %d", len(o.configMaps))
+}

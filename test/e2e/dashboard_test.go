@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tracegate/tracegate/internal/testbed/tracesend"
+)
+
+// TestDashboardQueriesExist: every metric the Grafana dashboard queries is in tracegate's
+// /metrics after a short load over OTLP and the Datadog intake, so the dashboard cannot go stale
+// when a metric is renamed.
+func TestDashboardQueriesExist(t *testing.T) {
+	queried := dashboardMetrics(t, "../../charts/tracegate/dashboards/tracegate.json")
+	if len(queried) < 10 {
+		t.Fatalf("the dashboard queries only %v", queried)
+	}
+	g := startGateway(t, "default.yaml")
+	load := newOTLPLoad(g.endpoints.OTLPHTTP)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	load.run(ctx, 2, 50, 100*time.Millisecond)
+	cancel()
+	// A tracer that reports the P0 spans it dropped before sending, as dd-trace libraries do.
+	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{Service: "dash", Name: "web.request", Resource: "GET /",
+		TraceID: 1, SpanID: 1, Start: time.Now().UnixNano(), Duration: 1000}}})
+	req, err := http.NewRequest(http.MethodPost, "http://"+g.endpoints.DDTrace+"/v0.4/traces", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/msgpack")
+	req.Header.Set("Datadog-Client-Dropped-P0-Spans", "3")
+	req.Header.Set("Datadog-Client-Dropped-P0-Traces", "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	checkAllAckedArrived(t, g, load, time.Minute)
+
+	resp, err = http.Get(g.metricsURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, _, ok := strings.Cut(line, "{"); ok && !strings.HasPrefix(line, "#") {
+			exported[name] = true
+		} else if f := strings.Fields(line); len(f) == 2 {
+			exported[f[0]] = true
+		}
+	}
+	for _, name := range queried {
+		if !exported[name] {
+			t.Errorf("the dashboard queries %s, which tracegate does not export", name)
+		}
+	}
+}
+
+// dashboardMetrics returns the otelcol_* metric names in the expressions of every panel target.
+func dashboardMetrics(t *testing.T, path string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`\botelcol_[a-z0-9_]+`)
+	seen := map[string]bool{}
+	for _, p := range dash.Panels {
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q queries nothing", p.Title)
+		}
+		for _, tg := range p.Targets {
+			for _, m := range re.FindAllString(tg.Expr, -1) {
+				seen[m] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for m := range seen {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
