@@ -1,4 +1,4 @@
-package diskqueue // import "github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+package diskqueue
 
 import (
 	"errors"
@@ -110,8 +110,8 @@ func (c *groupCommit) failedFor(seq uint64) error {
 	if seq <= c.forgottenTo {
 		return errors.New("fsync: an fsync covering this record may have failed (too many failures to tell)")
 	}
-	for i := len(c.failed) - 1; i >= 0; i-- {
-		if f := c.failed[i]; seq > f.from && seq <= f.to {
+	for _, v := range slices.Backward(c.failed) {
+		if f := v; seq > f.from && seq <= f.to {
 			return f.err
 		}
 	}
@@ -122,7 +122,7 @@ func (c *groupCommit) failedFor(seq uint64) error {
 func (c *groupCommit) recordFailure(first uint64, err error) {
 	// Writes made while this fsync ran may have been written back by it and lost with it, and
 	// the kernel reports a writeback error once per file: they fail too, including one still
-	// between its write and its bookkeeping (it will be writeSeq+1: appends are serialised).
+	// between its write and its bookkeeping (it will be writeSeq+1: appends are serialized).
 	to := c.writeSeq + c.writing
 	c.attemptedSeq = max(c.attemptedSeq, to)
 	if n := len(c.failed); n > 0 && c.failed[n-1].to == first {

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package diskqueue // import "github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+package diskqueue
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ func lockDir(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lock file %q: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil { //nolint:gosec // fd fits in int
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%w: %q is locked", errLocked, path)
@@ -31,6 +31,6 @@ func lockDir(path string) (*os.File, error) {
 
 // unlockDir releases the lock taken by lockDir.
 func unlockDir(f *os.File) error {
-	err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN) //nolint:gosec // fd fits in int
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return errors.Join(err, f.Close())
 }

@@ -9,7 +9,7 @@
 // The files by concern: open.go (Open, the replay scan, Close), write.go (Append), commit.go (fsync
 // and group commit), read.go (Next and the reader position), ack.go (acknowledgements, segment
 // deletion, DropOldest), segment.go and record.go (the on-disk formats).
-package diskqueue // import "github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+package diskqueue
 
 import (
 	"errors"
@@ -127,10 +127,10 @@ type OpenStats struct {
 // Locking. Three mutexes, always taken in the order wmu, then rmu, then mu; nobody blocks on wmu
 // or rmu while holding mu (a claiming append only TryLocks rmu under mu, which cannot deadlock):
 //
-//   - wmu serialises appends: the write of a record's bytes at the end of the active segment, and
+//   - wmu serializes appends: the write of a record's bytes at the end of the active segment, and
 //     wbuf/hbuf. DropOldest and Close take it so no segment is sealed or deleted under an append
 //     that is between its bookkeeping and its write.
-//   - rmu serialises readers: only its holder reads a record between taking the reader position
+//   - rmu serializes readers: only its holder reads a record between taking the reader position
 //     and moving it (Next, DropOldest, a claiming Append's TryLock; Close takes it to wait for
 //     them). The one change of position without it (reclaimActiveLocked, under wmu and mu)
 //     requires the reader idle at the end of the log, where no read is in progress.

@@ -110,7 +110,7 @@ func TestDropOldestWaitsForAnAppendInFlight(t *testing.T) {
 	select {
 	case <-dropped:
 		release()
-		<-appended
+		require.NoError(t, <-appended)
 		t.Fatal("DropOldest returned while an append was writing into the segment it drops")
 	case <-time.After(100 * time.Millisecond):
 	}
@@ -171,7 +171,7 @@ func TestFailedFsyncRunsMergeAndAreBounded(t *testing.T) {
 	assert.Equal(t, []uint64{0, 3}, []uint64{l.commit.failed[0].from, l.commit.failed[0].to})
 	assert.Len(t, l.commit.failed, 1)
 	l.mu.Unlock()
-	for i := 0; i < maxFailedSyncs+5; i++ {
+	for i := range maxFailedSyncs + 5 {
 		fs.failSyncs.Store(0)
 		_, _, err := l.Append(payload(i), 1, time.Now(), NoClaim)
 		require.NoError(t, err)
@@ -183,8 +183,8 @@ func TestFailedFsyncRunsMergeAndAreBounded(t *testing.T) {
 	assert.Len(t, l.commit.failed, maxFailedSyncs)
 	err := l.commit.failedFor(2)
 	l.mu.Unlock()
-	assert.Error(t, err, "a write of a forgotten failure is not reported durable")
-	assert.Error(t, l.waitSynced(2))
+	require.Error(t, err, "a write of a forgotten failure is not reported durable")
+	require.Error(t, l.waitSynced(2))
 }
 
 // TestSmallCapacityReclaimsTheActiveSegment: when the active segment holds the log's space and
@@ -206,8 +206,8 @@ func TestSmallCapacityReclaimsTheActiveSegment(t *testing.T) {
 	require.Len(t, ps, n-1)
 	require.NoError(t, l.Ack(ps))
 	for i := range n - 1 {
-		_, _, err := l.Append(payload(i), 1, time.Now(), NoClaim)
-		require.NoError(t, err, "append %d after everything was delivered", i)
+		_, _, appendErr := l.Append(payload(i), 1, time.Now(), NoClaim)
+		require.NoError(t, appendErr, "append %d after everything was delivered", i)
 	}
 
 	// Unread records keep their space.

@@ -1,4 +1,4 @@
-package diskqueue // import "github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+package diskqueue
 
 import (
 	"encoding/binary"
@@ -49,9 +49,9 @@ func appendRecord(dst, payload []byte, spans uint32, unixNano int64) []byte {
 func encodeHeader(payload []byte, spans uint32, unixNano int64) [headerSize]byte {
 	var h [headerSize]byte
 	binary.LittleEndian.PutUint32(h[0:4], magic)
-	binary.LittleEndian.PutUint32(h[8:12], uint32(len(payload))) //nolint:gosec // bounded by maxRecordBytes in Append
+	binary.LittleEndian.PutUint32(h[8:12], uint32(len(payload)))
 	binary.LittleEndian.PutUint32(h[12:16], spans)
-	binary.LittleEndian.PutUint64(h[16:24], uint64(unixNano)) //nolint:gosec // bit pattern round-trips
+	binary.LittleEndian.PutUint64(h[16:24], uint64(unixNano))
 	crc := crc32.Update(crc32.Checksum(h[8:24], castagnoli), castagnoli, payload)
 	binary.LittleEndian.PutUint32(h[4:8], crc)
 	return h
@@ -70,7 +70,7 @@ func parseHeader(b []byte, avail int64) (header, error) {
 		crc:      binary.LittleEndian.Uint32(b[4:8]),
 		length:   binary.LittleEndian.Uint32(b[8:12]),
 		spans:    binary.LittleEndian.Uint32(b[12:16]),
-		unixNano: int64(binary.LittleEndian.Uint64(b[16:24])), //nolint:gosec // bit pattern round-trips
+		unixNano: int64(binary.LittleEndian.Uint64(b[16:24])),
 	}
 	if h.length == 0 || h.length > maxRecordBytes || int64(h.length) > avail {
 		return header{}, fmt.Errorf("%w: length %d out of bounds (%d bytes available)", errCorrupt, h.length, avail)

@@ -1,4 +1,4 @@
-package diskqueue // import "github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+package diskqueue
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ const (
 	segSuffix = ".seg"
 	ackSuffix = ".ack"
 	// ackEntrySize: offset (8), kind (1), padding (3), CRC32C of the first 12 bytes (4). Fixed size,
-	// so a torn entry at the end of the file is recognised and ignored.
+	// so a torn entry at the end of the file is recognized and ignored.
 	ackEntrySize = 16
 	kindAcked    = byte('A')
 	kindDispatch = byte('D')
@@ -85,7 +85,7 @@ func parseID(name, suffix string) (uint64, bool) {
 
 func encodeAck(off int64, kind byte) []byte {
 	var b [ackEntrySize]byte
-	binary.LittleEndian.PutUint64(b[0:8], uint64(off)) //nolint:gosec // offsets are non-negative
+	binary.LittleEndian.PutUint64(b[0:8], uint64(off))
 	b[8] = kind
 	binary.LittleEndian.PutUint32(b[12:16], crc32.Checksum(b[0:12], castagnoli))
 	return b[:]
@@ -108,7 +108,7 @@ func loadAcks(path string) (acked, dispatched map[int64]struct{}, err error) {
 		if crc32.Checksum(e[0:12], castagnoli) != binary.LittleEndian.Uint32(e[12:16]) {
 			continue
 		}
-		off := int64(binary.LittleEndian.Uint64(e[0:8])) //nolint:gosec // verified entry
+		off := int64(binary.LittleEndian.Uint64(e[0:8]))
 		switch e[8] {
 		case kindAcked:
 			acked[off] = struct{}{}
@@ -161,8 +161,8 @@ func readAt(f File, off, end int64, mode readMode) (readResult, error) {
 		return readResult{hdr: h, next: next}, nil
 	}
 	payload := make([]byte, h.length)
-	if _, err := f.ReadAt(payload, off+headerSize); err != nil && !errors.Is(err, io.EOF) {
-		return readResult{}, fmt.Errorf("read record payload at %d: %w", off, err)
+	if _, rerr := f.ReadAt(payload, off+headerSize); rerr != nil && !errors.Is(rerr, io.EOF) {
+		return readResult{}, fmt.Errorf("read record payload at %d: %w", off, rerr)
 	}
 	if h.verify(hb[:], payload) != nil {
 		// A bad checksum under a plausible header is usually a damaged payload: if the length leads

@@ -1,4 +1,4 @@
-package diskqueue // import "github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
+package diskqueue
 
 import (
 	"errors"
@@ -72,7 +72,7 @@ func (l *Log) write(rec pending, opts appendOptions) (written, error) {
 	if err != nil {
 		return written{}, err
 	}
-	if err := l.writeRecord(act.f, rec.payload, uint32(rec.spans), rec.enqueued.UnixNano()); err != nil { //nolint:gosec // span counts fit
+	if err := l.writeRecord(act.f, rec.payload, uint32(rec.spans), rec.enqueued.UnixNano()); err != nil {
 		return written{}, l.rollBack(act, off, err)
 	}
 
