@@ -2,6 +2,9 @@ package diskqueue
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,12 +28,60 @@ func FuzzDecodeRecord(f *testing.F) {
 	})
 }
 
+// FuzzSegmentHeader: the first bytes of a segment are untrusted too. Parsing them must never
+// panic; a version 2 header it accepts is exactly the one this code writes; version 1 is a record
+// magic at offset 0; and only a header whose CRC verifies may claim an unsupported version.
+func FuzzSegmentHeader(f *testing.F) {
+	rec := encodeRecord([]byte("a"), 1, 1)
+	f.Add(append(segmentHeader[:], rec...))
+	f.Add(segmentHeader[:5])
+	f.Add(rec)
+	f.Add([]byte{})
+	f.Add(futureHeader(99, segHeaderSize))
+	f.Add(futureHeader(3, 64))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sf, err := parseSegmentHeader(b)
+		if err != nil {
+			if !errors.Is(err, ErrUnsupportedVersion) {
+				t.Fatalf("not a version error: %v", err)
+			}
+			length := int(binary.LittleEndian.Uint16(b[6:8]))
+			if binary.LittleEndian.Uint16(b[4:6]) <= formatVersion ||
+				crc32.Checksum(b[:length-4], castagnoli) != binary.LittleEndian.Uint32(b[length-4:length]) {
+				t.Fatal("refused a header that does not verify or claims a supported version")
+			}
+			return
+		}
+		switch sf.version {
+		case formatVersion:
+			if sf.start != segHeaderSize || !bytes.Equal(b[:segHeaderSize], segmentHeader[:]) {
+				t.Fatalf("accepted a version 2 header that is not the one written: % x", b[:min(len(b), segHeaderSize)])
+			}
+		case 1:
+			if sf.start != 0 || len(b) < 4 || binary.LittleEndian.Uint32(b) != magic {
+				t.Fatal("version 1 without a record at offset 0")
+			}
+		case 0: // damaged (read from 0) or torn (nothing to read)
+			if sf.start != 0 && (sf.start != int64(len(b)) || !bytes.HasPrefix(segmentHeader[:], b)) {
+				t.Fatalf("start %d for a damaged header of %d bytes", sf.start, len(b))
+			}
+		default:
+			t.Fatalf("version %d", sf.version)
+		}
+	})
+}
+
 // FuzzSegmentRead writes arbitrary bytes as a segment and as its ack file, and reads the log: the
 // reader must terminate without panicking and return only records that are in the segment's bytes
-// as written (a checksum that verifies), never bytes it made up or misframed.
+// as written (a checksum that verifies), never bytes it made up or misframed. Open refuses only a
+// later format version.
 func FuzzSegmentRead(f *testing.F) {
 	good := append(encodeRecord([]byte("a"), 1, 1), encodeRecord([]byte("bb"), 2, 2)...)
+	v2 := append(segmentHeader[:], good...)
 	f.Add(good, []byte{})
+	f.Add(v2, encodeAck(segHeaderSize, kindAcked))
+	f.Add(append([]byte("TGSG\x02\x00\x0c\x00xxxx"), good...), []byte{}) // a damaged header
+	f.Add(append(futureHeader(9, segHeaderSize), good...), []byte{})
 	f.Add(append(append([]byte{}, good[:30]...), good...), []byte{})
 	f.Add(bytes.Repeat([]byte("TGB1"), 40), []byte{})
 	f.Add(good, encodeAck(0, kindAcked))                                            // the first record delivered
@@ -46,6 +97,9 @@ func FuzzSegmentRead(f *testing.F) {
 			}
 		}
 		l, _, err := Open(Options{Dir: dir, CapacityBytes: 1 << 20, Fsync: FsyncNever})
+		if errors.Is(err, ErrUnsupportedVersion) {
+			return
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,14 +1,25 @@
 // Package diskqueue is an append-only, segmented log of checksummed records with out-of-order
 // acknowledgements, built for the buffer processor's at-least-once delivery.
 //
-// Layout of the directory: LOCK (flock, one owner at a time), NNNNNNNNNNNNNNNN.seg (records, see
-// record.go) and NNNNNNNNNNNNNNNN.ack (16-byte entries: record offset, kind, CRC). A segment and its
-// ack file are deleted once the segment is sealed, fully read and every record read from it was
-// acknowledged. After a restart every record without an ack entry is read again.
+// Layout of the directory: LOCK (flock, one owner at a time), NNNNNNNNNNNNNNNN.seg (a segment
+// header, then records: see format.go and record.go) and NNNNNNNNNNNNNNNN.ack (16-byte entries:
+// record offset in the segment file, kind, CRC). A segment and its ack file are deleted once the
+// segment is sealed, fully read and every record read from it was acknowledged. After a restart
+// every record without an ack entry is read again.
+//
+// The format is versioned per segment. The segment header (12 bytes: magic "TGSG", format version,
+// header length, CRC32C) says which version wrote the file; version 1, the releases before the
+// header, wrote none: its segments start with a record. The promise: a log written by an earlier
+// release replays after an upgrade (old segments are read as they are, new ones are written in
+// the current version, both in one directory); after a downgrade, Open refuses a segment of a
+// version newer than it knows (ErrUnsupportedVersion, naming the file and both versions) instead
+// of misreading it or skipping it as damage. testdata/v1 is a log of version 1, replayed by the
+// tests.
 //
 // The files by concern: open.go (Open, the replay scan, Close), write.go (Append), commit.go (fsync
 // and group commit), read.go (Next and the reader position), ack.go (acknowledgements, segment
-// deletion, DropOldest), segment.go and record.go (the on-disk formats).
+// deletion, DropOldest), format.go (the segment header and the versions), segment.go and record.go
+// (the other on-disk formats).
 package diskqueue
 
 import (

@@ -74,7 +74,7 @@ func (l *Log) load(st *OpenStats) error {
 	if err := l.addSegment(next); err != nil {
 		return err
 	}
-	l.rseg = l.segs[0]
+	l.rseg, l.roff = l.segs[0], l.segs[0].start
 	st.Pending = l.unread
 	return nil
 }
@@ -141,8 +141,12 @@ func (l *Log) openSealed(id uint64, st *OpenStats) (*segment, error) {
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
-	seg := &segment{id: id, f: f, size: fi.Size(), sealed: true, skip: acked, dispatched: dispatched}
-	for off := int64(0); off < seg.size; {
+	sf, err := readSegmentFormat(f, fi.Size(), segName(l.opts.Dir, id))
+	if err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	seg := &segment{id: id, f: f, start: sf.start, size: fi.Size(), sealed: true, skip: acked, dispatched: dispatched}
+	for off := seg.start; off < seg.size; {
 		r, err := readAt(f, off, seg.size, readHeaderOnly)
 		if err != nil {
 			return nil, errors.Join(err, f.Close())
@@ -163,7 +167,7 @@ func (l *Log) openSealed(id uint64, st *OpenStats) (*segment, error) {
 // allAcknowledged reads a segment with checksums and reports whether it holds only acknowledged
 // records (an empty one does), and nothing damaged.
 func allAcknowledged(seg *segment) (bool, error) {
-	for off := int64(0); off < seg.size; {
+	for off := seg.start; off < seg.size; {
 		if _, acked := seg.skip[off]; !acked {
 			return false, nil
 		}
@@ -176,17 +180,23 @@ func allAcknowledged(seg *segment) (bool, error) {
 	return true, nil
 }
 
-// addSegment seals the active segment and creates segment id as the new active one. Caller holds
-// mu (or is in Open).
+// addSegment seals the active segment and creates segment id, with its header, as the new active
+// one. Caller holds mu (or is in Open).
 func (l *Log) addSegment(id uint64) error {
-	f, err := l.fs.OpenFile(segName(l.opts.Dir, id), os.O_CREATE|os.O_EXCL|os.O_RDWR|os.O_APPEND, 0o600)
+	name := segName(l.opts.Dir, id)
+	f, err := l.fs.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("create segment %d: %w", id, mapNoSpace(err))
+	}
+	if _, err := f.Write(segmentHeader[:]); err != nil {
+		// Removed rather than left torn: the next attempt creates it again.
+		return fmt.Errorf("create segment %d: %w", id, mapNoSpace(errors.Join(err, f.Close(), l.fs.Remove(name))))
 	}
 	if n := len(l.segs); n > 0 {
 		l.segs[n-1].sealed = true
 	}
-	l.segs = append(l.segs, &segment{id: id, f: f})
+	l.segs = append(l.segs, &segment{id: id, f: f, start: segHeaderSize, size: segHeaderSize})
+	l.total += segHeaderSize
 	l.commit.dirDirty = true
 	return nil
 }

@@ -109,7 +109,8 @@ func (l *Log) passReaderSegment() {
 	seg.passed = true
 	l.unread.sub(seg.unread.Records, seg.unread.Spans, seg.unread.Bytes)
 	seg.unread = Counts{}
-	l.rseg, l.roff = l.segs[i+1], 0
+	l.rseg = l.segs[i+1]
+	l.roff = l.rseg.start
 	// A failed delete leaves the files for the next Open, which skips acknowledged records.
 	if err := l.maybeDelete(seg); err != nil && l.opts.OnBackgroundError != nil {
 		l.opts.OnBackgroundError(err)
@@ -120,7 +121,7 @@ func (l *Log) passReaderSegment() {
 // seg: nothing left to read before it. Caller holds mu.
 func (l *Log) readerBeforeLocked(seg *segment, off int64) bool {
 	for _, s := range l.segs[slices.Index(l.segs, l.rseg):] {
-		start, end := int64(0), s.size
+		start, end := s.start, s.size
 		if s == l.rseg {
 			start = l.roff
 		}

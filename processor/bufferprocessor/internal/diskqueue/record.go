@@ -7,7 +7,8 @@ import (
 	"hash/crc32"
 )
 
-// A record on disk is a fixed header followed by the payload:
+// A record on disk (in every format version so far; in a segment, after its header: format.go) is
+// a fixed header followed by the payload:
 //
 //	offset size field
 //	0      4    magic "TGB1" (lets a reader find the next record after a corrupt region)

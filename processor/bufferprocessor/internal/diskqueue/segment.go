@@ -49,6 +49,7 @@ func (c *Counts) sub(records, spans, bytes int64) {
 type segment struct {
 	id     uint64
 	f      File
+	start  int64 // offset of the first record: after the segment header (format.go), 0 in version 1
 	size   int64 // end of the last complete record; readers never go past it
 	sealed bool  // no more appends
 	passed bool  // the reader has moved past its end

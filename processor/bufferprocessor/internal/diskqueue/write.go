@@ -49,7 +49,7 @@ func (l *Log) append(payload []byte, spans int64, enqueued time.Time, opts appen
 	if len(payload) == 0 {
 		return Pos{}, false, errors.New("empty record")
 	}
-	if len(payload) > maxRecordBytes || (rec.size > l.opts.CapacityBytes && !opts.beyondCapacity) {
+	if len(payload) > maxRecordBytes || (rec.size+segHeaderSize > l.opts.CapacityBytes && !opts.beyondCapacity) {
 		return Pos{}, false, fmt.Errorf("%w: %d bytes", ErrTooLarge, rec.size)
 	}
 	l.wmu.Lock()
@@ -102,13 +102,13 @@ func (l *Log) reserve(rec pending, opts appendOptions) (*segment, int64, error) 
 	if l.closed {
 		return nil, 0, ErrClosed
 	}
-	if l.total+rec.size > l.opts.CapacityBytes && !opts.beyondCapacity {
-		if err := l.reclaimActiveLocked(); err != nil || l.total+rec.size > l.opts.CapacityBytes {
+	if l.total+l.spaceFor(rec.size) > l.opts.CapacityBytes && !opts.beyondCapacity {
+		if err := l.reclaimActiveLocked(); err != nil || l.total+l.spaceFor(rec.size) > l.opts.CapacityBytes {
 			return nil, 0, errors.Join(ErrFull, err)
 		}
 	}
 	act := l.segs[len(l.segs)-1]
-	if act.size > 0 && act.size+rec.size > l.opts.SegmentBytes {
+	if l.needsSegment(rec.size) {
 		if err := l.addSegment(act.id + 1); err != nil {
 			return nil, 0, err
 		}
@@ -116,6 +116,22 @@ func (l *Log) reserve(rec pending, opts appendOptions) (*segment, int64, error) 
 	}
 	l.commit.writing = 1 // seen by a failing fsync meanwhile (syncLocked)
 	return act, act.size, nil
+}
+
+// needsSegment reports whether a record of size bytes goes into a new segment: it does not fit in
+// the active one, which holds records already. Caller holds mu.
+func (l *Log) needsSegment(size int64) bool {
+	act := l.segs[len(l.segs)-1]
+	return act.size > act.start && act.size+size > l.opts.SegmentBytes
+}
+
+// spaceFor is what appending a record of size bytes adds to the segment files: the record, and
+// the header of the new segment it needs, if any. Caller holds mu.
+func (l *Log) spaceFor(size int64) int64 {
+	if l.needsSegment(size) {
+		return size + segHeaderSize
+	}
+	return size
 }
 
 // rollBack undoes a partial write so the next record starts at a clean offset. If that fails
@@ -162,7 +178,7 @@ func (l *Log) claimLocked(act *segment, off, size int64) bool {
 // after everything in it was delivered. Caller holds wmu and mu.
 func (l *Log) reclaimActiveLocked() error {
 	act := l.segs[len(l.segs)-1]
-	if act.size == 0 || l.rseg != act || l.roff < act.size || act.outstanding > 0 {
+	if act.size == act.start || l.rseg != act || l.roff < act.size || act.outstanding > 0 {
 		return nil
 	}
 	if err := l.addSegment(act.id + 1); err != nil { // seals act
