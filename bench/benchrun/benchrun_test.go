@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 )
@@ -48,9 +48,9 @@ func TestParseVmHWM(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseVmHWM(bufio.NewScanner(strings.NewReader(tt.status)))
+			got, err := parseVMHWM(bufio.NewScanner(strings.NewReader(tt.status)))
 			if (err != nil) != tt.wantErr || got != tt.want {
-				t.Errorf("parseVmHWM = %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
+				t.Errorf("parseVMHWM = %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
 			}
 		})
 	}

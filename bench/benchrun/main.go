@@ -285,7 +285,8 @@ func benchmark(ctx context.Context, o options, save func(*report) error) (*repor
 	if err := es.Start("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
-	defer es.Close()
+	// The stand-in's record file is flushed even when ctx is cancelled (Ctrl-C).
+	defer func() { _ = es.Shutdown(context.WithoutCancel(ctx)) }()
 	if err := es.SetFaults(esstandin.Faults{Latency: esstandin.Duration(o.esLatency), LatencyJitter: esstandin.Duration(o.esJitter)}); err != nil {
 		return nil, err
 	}
@@ -403,7 +404,8 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	)
 	attempts := 0
 	proc, err = collectorproc.StartOnFreePorts(ctx, 3, func() (collectorproc.Options, error) {
-		if attempts++; attempts > 1 {
+		attempts++
+		if attempts > 1 {
 			fmt.Fprintf(os.Stderr, "   a port was taken before the collector bound it; again with other ports\n")
 		}
 		var overlay []byte

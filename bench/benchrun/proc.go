@@ -48,10 +48,10 @@ func peakRSS(pid int) (uint64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	return parseVmHWM(bufio.NewScanner(f))
+	return parseVMHWM(bufio.NewScanner(f))
 }
 
-func parseVmHWM(sc *bufio.Scanner) (uint64, error) {
+func parseVMHWM(sc *bufio.Scanner) (uint64, error) {
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
 			fields := strings.Fields(rest)

@@ -114,7 +114,7 @@ func parseTargets(flagValue string, protocols []string, host string) (map[string
 	}
 	if !strings.Contains(flagValue, "=") {
 		if len(protocols) != 1 {
-			return nil, fmt.Errorf("-target %s: with several protocols use protocol=host:port,...", flagValue)
+			return nil, fmt.Errorf("-target %s: with several protocols use a comma-separated list of protocol=host:port", flagValue)
 		}
 		out[protocols[0]] = flagValue
 		return out, nil

@@ -42,11 +42,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tracegate-es-setup:", err)
 		os.Exit(1)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	_, err = essetup.Run(ctx, essetup.Options{
+	opts := essetup.Options{
 		Client:   client,
 		URLs:     strings.Split(url, ","),
 		APIKey:   os.Getenv("ELASTICSEARCH_API_KEY"),
@@ -55,9 +51,19 @@ func main() {
 		Mode:     *mode,
 		Force:    *force,
 		Log:      os.Stdout,
-	})
-	if err != nil {
+	}
+	if err := run(opts, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "tracegate-es-setup:", err)
 		os.Exit(1)
 	}
+}
+
+// run installs what opts names, giving up after timeout or at an interrupt.
+func run(opts essetup.Options, timeout time.Duration) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err := essetup.Run(ctx, opts)
+	return err
 }

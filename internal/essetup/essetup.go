@@ -89,8 +89,8 @@ var kinds = []struct{ prefix, kind, api string }{
 	{"index-template.", "index template", "_index_template"},
 }
 
-// Resources lists what a mode installs, in install order.
-func Resources(mode string) ([]resource, error) {
+// modeResources lists what a mode installs, in install order.
+func modeResources(mode string) ([]resource, error) {
 	if _, ok := minVersion[mode]; !ok {
 		return nil, fmt.Errorf("unknown mode %q: want otel, ecs or plain", mode)
 	}
@@ -186,7 +186,7 @@ func Run(ctx context.Context, opts Options) ([]Action, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	resources, err := Resources(opts.Mode)
+	resources, err := modeResources(opts.Mode)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func Run(ctx context.Context, opts Options) ([]Action, error) {
 	major, minor := esversion.Parse(version)
 	want := minVersion[opts.Mode]
 	if major < want[0] || (major == want[0] && minor < want[1]) {
-		return nil, fmt.Errorf("Elasticsearch %s is too old for the %s mapping (needs %d.%d or later): %s",
+		return nil, fmt.Errorf("the cluster runs Elasticsearch %s, too old for the %s mapping (needs %d.%d or later): %s",
 			version, opts.Mode, want[0], want[1], suggestion(major, minor))
 	}
 	fmt.Fprintf(opts.Log, "Elasticsearch %s at %s, %s mapping\n", version, c.base, opts.Mode)
@@ -207,7 +207,7 @@ func Run(ctx context.Context, opts Options) ([]Action, error) {
 			return nil, err
 		}
 		if status != http.StatusOK {
-			return nil, fmt.Errorf("Elasticsearch %s has no traces-otel@template (status %d): is the otel-data plugin disabled?", version, status)
+			return nil, fmt.Errorf("the cluster (Elasticsearch %s) has no traces-otel@template (status %d): is the otel-data plugin disabled?", version, status)
 		}
 		// Elasticsearch ships the mapping; what it lacks is retention (traces@lifecycle never
 		// deletes): a policy and traces-otel@custom, the optional template traces-otel@template

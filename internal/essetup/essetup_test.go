@@ -131,8 +131,8 @@ func TestVersionChecks(t *testing.T) {
 		wantInstalled int
 	}{
 		{"8.17.0", "otel", "", 2},
-		{"8.13.4", "otel", "Elasticsearch 8.13.4 is too old for the otel mapping (needs 8.16 or later): use --mode ecs, or upgrade to 8.16+ for otel", 0},
-		{"8.11.4", "ecs", "Elasticsearch 8.11.4 is too old for the ecs mapping (needs 8.12 or later): use --mode plain", 0},
+		{"8.13.4", "otel", "the cluster runs Elasticsearch 8.13.4, too old for the otel mapping (needs 8.16 or later): use --mode ecs, or upgrade to 8.16+ for otel", 0},
+		{"8.11.4", "ecs", "the cluster runs Elasticsearch 8.11.4, too old for the ecs mapping (needs 8.12 or later): use --mode plain", 0},
 		{"7.17.25", "plain", "", 4},
 		{"8.5.3", "plain", "", 4},
 		{"8.13.4", "bodymap", `unknown mode "bodymap": want otel, ecs or plain`, 0},
@@ -177,7 +177,7 @@ func TestMissingPrivilege(t *testing.T) {
 
 func TestEveryTemplateFileIsValid(t *testing.T) {
 	for _, mode := range []string{"ecs", "plain"} {
-		rs, err := Resources(mode)
+		rs, err := modeResources(mode)
 		require.NoError(t, err)
 		require.Len(t, rs, 4, mode)
 		for _, r := range rs {

@@ -188,13 +188,17 @@ func processCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// produce sends n batches from pool through in, from producers goroutines, retrying a refusal
-// (a full buffer) the way a client retries a 429.
-func produce(b *testing.B, in consumer.Traces, pool []ptrace.Traces, n, producers int) {
+// pipelineProducers is how many goroutines produce sends from (and the buffer's threads in
+// BenchmarkPipelineCPU).
+const pipelineProducers = 8
+
+// produce sends n batches from pool through in, from pipelineProducers goroutines, retrying a
+// refusal (a full buffer) the way a client retries a 429.
+func produce(b *testing.B, in consumer.Traces, pool []ptrace.Traces, n int) {
 	b.Helper()
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range producers {
+	for range pipelineProducers {
 		wg.Go(func() {
 			for {
 				i := next.Add(1) - 1
@@ -225,15 +229,14 @@ func produce(b *testing.B, in consumer.Traces, pool []ptrace.Traces, n, producer
 // through each pipeline; the two alternate in chunks so that both see the same machine.
 func BenchmarkPipelineCPU(b *testing.B) {
 	const (
-		producers = 8
-		chunk     = 256
-		perBatch  = 100
+		chunk    = 256
+		perBatch = 100
 	)
 	url := startFakeES(b)
 	alone := newCountingConsumer(newBenchESExporter(b, url))
 	behind := newCountingConsumer(newBenchESExporter(b, url))
 	cfg := memCfg()
-	cfg.Threads, cfg.QueueSize = producers, 10_000
+	cfg.Threads, cfg.QueueSize = pipelineProducers, 10_000
 	h := startB(b, cfg, behind)
 	defer h.shutdownB(b)
 
@@ -242,8 +245,8 @@ func BenchmarkPipelineCPU(b *testing.B) {
 		pool[i] = benchTraces(perBatch)
 	}
 	// Warm both paths (connections, pools) before measuring.
-	produce(b, alone, pool, 64, producers)
-	produce(b, h.p, pool, 64, producers)
+	produce(b, alone, pool, 64)
+	produce(b, h.p, pool, 64)
 	behind.waitSpans(64 * perBatch)
 
 	var cpuAlone, cpuBuffer, wallAlone, wallBuffer time.Duration
@@ -253,14 +256,14 @@ func BenchmarkPipelineCPU(b *testing.B) {
 		n := min(chunk, b.N-done)
 
 		c0, t0 := processCPU(b), time.Now()
-		produce(b, alone, pool, n, producers)
+		produce(b, alone, pool, n)
 		cpuAlone += processCPU(b) - c0
 		wallAlone += time.Since(t0)
 		spansAlone += int64(n * perBatch)
 
 		want := behind.spans.Load() + int64(n*perBatch)
 		c0, t0 = processCPU(b), time.Now()
-		produce(b, h.p, pool, n, producers)
+		produce(b, h.p, pool, n)
 		behind.waitSpans(want)
 		cpuBuffer += processCPU(b) - c0
 		wallBuffer += time.Since(t0)

@@ -227,7 +227,7 @@ func TestShutdownSavesSerializedBatches(t *testing.T) {
 			}
 			_, serialized := queuedForms(h.p.q)
 			require.Equal(t, 4, serialized)
-			require.NoError(t, shutdownReturns(t, h, context.Background()))
+			require.NoError(t, shutdownReturns(context.Background(), t, h))
 			if !withStorage {
 				assert.Equal(t, int64(10), h.sum(t, "processor_buffer_dropped_spans", reasonShutdown),
 					"the serialized batches' spans and the delivery's are counted")

@@ -147,7 +147,7 @@ func TestDeprecatedBufferKey(t *testing.T) {
 	assert.Equal(t, current, old)
 
 	both := loadTestConfig(t, "both_keys")
-	assert.EqualError(t, xconfmap.Validate(both),
+	require.EqualError(t, xconfmap.Validate(both),
 		"buffer and queue_size are both set: buffer is the deprecated name of queue_size, keep queue_size only")
 
 	zero := createDefaultConfig().(*Config)

@@ -197,7 +197,7 @@ func (h *harness) shutdown(t *testing.T) {
 // whose deliveries hang until a deadline cancels them, where a Shutdown that ignored the deadline
 // would otherwise hold the test until the package's timeout. 30 s is a liveness bound, far above
 // the deadlines these tests set (100–200 ms), not a measure of speed.
-func shutdownReturns(t *testing.T, h *harness, ctx context.Context) error {
+func shutdownReturns(ctx context.Context, t *testing.T, h *harness) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- h.p.Shutdown(ctx) }()

@@ -259,7 +259,7 @@ func TestFullRefusesWithRetryableStatus(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Positive(t, accepted)
-			assert.ErrorIs(t, err, ErrFull)
+			require.ErrorIs(t, err, ErrFull)
 			assert.False(t, consumererror.IsPermanent(err))
 			assert.Equal(t, codes.ResourceExhausted, status.Code(err), "receivers answer RESOURCE_EXHAUSTED / HTTP 429")
 			assertRetryInfo(t, err)
@@ -322,7 +322,7 @@ func TestShutdownDeadlineWithoutStorage(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	require.NoError(t, shutdownReturns(t, h, ctx))
+	require.NoError(t, shutdownReturns(ctx, t, h))
 	assert.Equal(t, int64(5), h.sum(t, "processor_buffer_dropped_spans", reasonShutdown))
 	err := h.p.ConsumeTraces(context.Background(), makeTraces(9))
 	require.ErrorIs(t, err, ErrShuttingDown)
@@ -460,7 +460,7 @@ func TestBatchLargerThanTheDisk(t *testing.T) {
 				h.shutdown(t)
 				return
 			}
-			assert.ErrorIs(t, err, ErrFull)
+			require.ErrorIs(t, err, ErrFull)
 			close(rec.gate)
 			// The client's retry: memory has room once the two small batches are delivered.
 			require.Eventually(t, func() bool { return h.p.ConsumeTraces(context.Background(), big) == nil }, 10*time.Second, time.Millisecond)
@@ -548,7 +548,7 @@ func TestFullWait(t *testing.T) {
 			default:
 				close(rec.gate)
 			}
-			require.NoError(t, shutdownReturns(t, h, context.Background()))
+			require.NoError(t, shutdownReturns(context.Background(), t, h))
 		})
 	}
 }

@@ -29,7 +29,7 @@ func TestShutdownTimeout(t *testing.T) {
 				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(i)))
 			}
 			// No deadline from the collector: shutdown_timeout must end the hanging deliveries.
-			require.NoError(t, shutdownReturns(t, h, context.Background()))
+			require.NoError(t, shutdownReturns(context.Background(), t, h))
 			if !withStorage {
 				assert.Equal(t, int64(5), h.sum(t, "processor_buffer_dropped_spans", reasonShutdown))
 				return
@@ -83,7 +83,7 @@ func TestShutdownLeavesDeliveriesThatIgnoreCancellation(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(i*10, 5)...)))
 	}
-	require.NoError(t, shutdownReturns(t, h, context.Background()))
+	require.NoError(t, shutdownReturns(context.Background(), t, h))
 	assert.Equal(t, int64(5), h.sum(t, "processor_buffer_dropped_spans", reasonShutdown), "the stuck delivery's spans")
 
 	up := newRecorder()

@@ -188,7 +188,7 @@ func TestOversizedBatchShutdownSavesTheRest(t *testing.T) {
 			for deadline := time.Now().Add(20 * time.Second); first.offers.Load() < 2; time.Sleep(time.Millisecond) {
 				require.True(t, time.Now().Before(deadline), "the second part was never offered")
 			}
-			require.NoError(t, shutdownReturns(t, h, context.Background()))
+			require.NoError(t, shutdownReturns(context.Background(), t, h))
 			assert.Zero(t, h.sum(t, "processor_buffer_dropped_spans", ""))
 			delivered := first.distinct()
 			require.Positive(t, delivered)
@@ -255,7 +255,7 @@ func TestShutdownRewriteIsDurableBeforeItsAck(t *testing.T) {
 	for deadline := time.Now().Add(20 * time.Second); first.offers.Load() < 2; time.Sleep(time.Millisecond) {
 		require.True(t, time.Now().Before(deadline), "the second part was never offered")
 	}
-	require.NoError(t, shutdownReturns(t, h, context.Background()))
+	require.NoError(t, shutdownReturns(context.Background(), t, h))
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	lastSegWrite := slices.Index(fs.events, "write .seg")

@@ -111,9 +111,9 @@ func TestProcessTraces(t *testing.T) {
 			require.True(t, ok)
 			assert.Equal(t, tt.cfg.Mode, mode.Str())
 			for i, want := range tt.wantDuration {
-				d, ok := ss.Spans().At(i).Attributes().Get("span.duration.us")
+				d, has := ss.Spans().At(i).Attributes().Get("span.duration.us")
 				if want < 0 {
-					assert.False(t, ok, "span %d has span.duration.us", i)
+					assert.False(t, has, "span %d has span.duration.us", i)
 				} else {
 					assert.Equal(t, want, d.Int(), "span %d", i)
 				}

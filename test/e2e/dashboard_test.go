@@ -30,8 +30,10 @@ func TestDashboardQueriesExist(t *testing.T) {
 	load.run(ctx, 2, 50, 100*time.Millisecond)
 	cancel()
 	// A tracer that reports the P0 spans it dropped before sending, as dd-trace libraries do.
-	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{Service: "dash", Name: "web.request", Resource: "GET /",
-		TraceID: 1, SpanID: 1, Start: time.Now().UnixNano(), Duration: 1000}}})
+	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{
+		Service: "dash", Name: "web.request", Resource: "GET /",
+		TraceID: 1, SpanID: 1, Start: time.Now().UnixNano(), Duration: 1000,
+	}}})
 	req, err := http.NewRequest(http.MethodPost, "http://"+g.endpoints.DDTrace+"/v0.4/traces", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +58,7 @@ func TestDashboardQueriesExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	exported := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		if name, _, ok := strings.Cut(line, "{"); ok && !strings.HasPrefix(line, "#") {
 			exported[name] = true
 		} else if f := strings.Fields(line); len(f) == 2 {

@@ -79,7 +79,7 @@ func TestDDTraceJS(t *testing.T) {
 	node := npmCI(ctx, t)
 	for _, version := range []string{"0.4", "0.5"} {
 		t.Run("v"+version, func(t *testing.T) {
-			g := startGateway(t, "default.yaml")
+			g := startGateway(t, "default.yaml") //nolint:contextcheck // the gateway belongs to the subtest (its t.Cleanup stops it, after ctx may be done), not to ctx
 			rec := newIntakeRecorder(t, g.endpoints.DDTrace)
 
 			service := "e2e-dd-trace-js-v" + version

@@ -17,7 +17,7 @@ func TestReadyLine(t *testing.T) {
 			g := startGateway(t, tc.config)
 			var line string
 			for deadline := time.Now().Add(10 * time.Second); line == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				for _, l := range strings.Split(g.proc.Log(), "\n") {
+				for l := range strings.SplitSeq(g.proc.Log(), "\n") {
 					if strings.Contains(l, "tracegate is ready") {
 						line = l
 					}

@@ -28,10 +28,10 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
-	"gopkg.in/yaml.v3"
 
 	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/yaml" //nolint:depguard // decodes as Helm and Kubernetes do, through JSON (k8s API types carry json tags only); go.yaml.in/yaml cannot
 )
 
 // TestDefaultConfigFollowsConfigs: the chart's default `config` is configs/default.yaml without

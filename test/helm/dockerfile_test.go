@@ -19,7 +19,7 @@ func TestDockerfile(t *testing.T) {
 	df := string(b)
 	exposed := map[string]bool{}
 	for _, m := range regexp.MustCompile(`(?m)^EXPOSE (.+)$`).FindAllStringSubmatch(df, -1) {
-		for _, p := range strings.Fields(m[1]) {
+		for p := range strings.FieldsSeq(m[1]) {
 			exposed[p] = true
 		}
 	}

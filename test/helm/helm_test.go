@@ -27,7 +27,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/yaml" //nolint:depguard // decodes as Helm and Kubernetes do, through JSON (k8s API types carry json tags only); go.yaml.in/yaml cannot
 )
 
 var update = flag.Bool("update", false, "regenerate charts/tracegate/examples/*/rendered from the chart")
@@ -131,7 +131,7 @@ func splitDocs(s string) []string {
 
 func stripComments(s string) string {
 	var b strings.Builder
-	for _, l := range strings.Split(s, "\n") {
+	for l := range strings.SplitSeq(s, "\n") {
 		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
 			b.WriteString(l + "\n")
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
+	"sigs.k8s.io/yaml" //nolint:depguard // decodes as Helm and Kubernetes do, through JSON (k8s API types carry json tags only); go.yaml.in/yaml cannot
 )
 
 // values parses a YAML overlay for the chart's values.
@@ -43,60 +43,108 @@ func TestRenderFailures(t *testing.T) {
 	tests := []struct {
 		name, values, err string
 	}{
-		{"statefulset storage without persistence", "mode: statefulset\nbufferStorage: {volumeName: buffer, mountPath: /var/lib/tracegate/buffer, statefulset: {enabled: false, size: 10Gi}}\n" + storageConfig,
-			`config.processors.buffer.storage is set (the buffer's disk log) but has no persistent volume: add a statefulset.volumeClaimTemplates entry named "buffer"`},
-		{"statefulset storage with claim of another name", "mode: statefulset\nbufferStorage: {volumeName: spool, mountPath: /spool, statefulset: {enabled: false, size: 10Gi}}\n" + storageConfig + bufferClaim,
-			`add a statefulset.volumeClaimTemplates entry named "spool"`},
-		{"statefulset storage in extraVolumes too", "mode: statefulset\nextraVolumes: [{name: buffer, emptyDir: {}}]\n" + storageConfig + bufferClaim,
-			`volume "buffer" is both in statefulset.volumeClaimTemplates and extraVolumes`},
-		{"deployment storage without volume", storageConfig,
-			`config.processors.buffer.storage is set (the buffer's disk log) but has no volume in deployment mode: use mode statefulset`},
-		{"daemonset storage without volume", "mode: daemonset\n" + storageConfig,
-			`has no volume in daemonset mode`},
-		{"deployment storage on a shared claim", "extraVolumes: [{name: buffer, persistentVolumeClaim: {claimName: x}}]\n" + storageConfig,
-			`extraVolumes "buffer" is a persistentVolumeClaim shared by every pod of the deployment`},
-		{"deployment storage on a hostPath", "extraVolumes: [{name: buffer, hostPath: {path: /var/lib/tracegate}}]\n" + storageConfig,
-			`extraVolumes "buffer" is a hostPath in deployment mode`},
-		{"deployment storage on an emptyDir", "extraVolumes: [{name: buffer, emptyDir: {}}]\n" + storageConfig,
-			`extraVolumes "buffer" is deleted with its pod, but at shutdown the buffer writes what it holds to its disk log`},
-		{"daemonset storage on an emptyDir", "mode: daemonset\nextraVolumes: [{name: buffer, emptyDir: {sizeLimit: 1Gi}}]\n" + storageConfig,
-			`extraVolumes "buffer" is deleted with its pod`},
-		{"deployment storage on an ephemeral volume", "extraVolumes: [{name: buffer, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce]}}}}]\n" + storageConfig,
-			`extraVolumes "buffer" is deleted with its pod`},
+		{
+			"statefulset storage without persistence", "mode: statefulset\nbufferStorage: {volumeName: buffer, mountPath: /var/lib/tracegate/buffer, statefulset: {enabled: false, size: 10Gi}}\n" + storageConfig,
+			`config.processors.buffer.storage is set (the buffer's disk log) but has no persistent volume: add a statefulset.volumeClaimTemplates entry named "buffer"`,
+		},
+		{
+			"statefulset storage with claim of another name", "mode: statefulset\nbufferStorage: {volumeName: spool, mountPath: /spool, statefulset: {enabled: false, size: 10Gi}}\n" + storageConfig + bufferClaim,
+			`add a statefulset.volumeClaimTemplates entry named "spool"`,
+		},
+		{
+			"statefulset storage in extraVolumes too", "mode: statefulset\nextraVolumes: [{name: buffer, emptyDir: {}}]\n" + storageConfig + bufferClaim,
+			`volume "buffer" is both in statefulset.volumeClaimTemplates and extraVolumes`,
+		},
+		{
+			"deployment storage without volume", storageConfig,
+			`config.processors.buffer.storage is set (the buffer's disk log) but has no volume in deployment mode: use mode statefulset`,
+		},
+		{
+			"daemonset storage without volume", "mode: daemonset\n" + storageConfig,
+			`has no volume in daemonset mode`,
+		},
+		{
+			"deployment storage on a shared claim", "extraVolumes: [{name: buffer, persistentVolumeClaim: {claimName: x}}]\n" + storageConfig,
+			`extraVolumes "buffer" is a persistentVolumeClaim shared by every pod of the deployment`,
+		},
+		{
+			"deployment storage on a hostPath", "extraVolumes: [{name: buffer, hostPath: {path: /var/lib/tracegate}}]\n" + storageConfig,
+			`extraVolumes "buffer" is a hostPath in deployment mode`,
+		},
+		{
+			"deployment storage on an emptyDir", "extraVolumes: [{name: buffer, emptyDir: {}}]\n" + storageConfig,
+			`extraVolumes "buffer" is deleted with its pod, but at shutdown the buffer writes what it holds to its disk log`,
+		},
+		{
+			"daemonset storage on an emptyDir", "mode: daemonset\nextraVolumes: [{name: buffer, emptyDir: {sizeLimit: 1Gi}}]\n" + storageConfig,
+			`extraVolumes "buffer" is deleted with its pod`,
+		},
+		{
+			"deployment storage on an ephemeral volume", "extraVolumes: [{name: buffer, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce]}}}}]\n" + storageConfig,
+			`extraVolumes "buffer" is deleted with its pod`,
+		},
 		{"storage directory off the volume", "mode: statefulset\n" + bufferClaim + `
 config:
   processors:
     buffer:
       storage: {directory: /tmp/buffer}
 `, `config.processors.buffer.storage.directory "/tmp/buffer" is not on the buffer volume`},
-		{"autoscaling a daemonset", "mode: daemonset\nautoscaling: {enabled: true}",
-			"a daemonset runs one pod per node and cannot be autoscaled"},
-		{"autoscaling without cpu request", "autoscaling: {enabled: true}\nresources: {requests: {cpu: null}}",
-			"autoscaling.targetCPUUtilizationPercentage needs resources.requests.cpu"},
-		{"autoscaling without target", "autoscaling: {enabled: true, targetCPUUtilizationPercentage: null, targetMemoryUtilizationPercentage: null}",
-			"set targetCPUUtilizationPercentage and/or targetMemoryUtilizationPercentage"},
-		{"secret and literal credentials", "elasticsearch: {existingSecret: {name: es}, apiKey: abc}",
-			"elasticsearch: set either existingSecret.name or literal apiKey/username/password, not both"},
-		{"api key and basic auth", "elasticsearch: {apiKey: abc, username: u, password: p}",
-			"elasticsearch: set either apiKey or username/password, not both"},
-		{"username without password", "elasticsearch: {username: u}",
-			"elasticsearch: username and password go together"},
-		{"secret api key and basic auth keys", "elasticsearch: {existingSecret: {name: es, usernameKey: u, passwordKey: p}}",
-			`elasticsearch.existingSecret: set apiKeyKey, or usernameKey and passwordKey with apiKeyKey: "", not both`},
-		{"secret username key without password key", "elasticsearch: {existingSecret: {name: es, apiKeyKey: '', usernameKey: u}}",
-			"elasticsearch.existingSecret: usernameKey and passwordKey go together"},
-		{"secret without keys", "elasticsearch: {existingSecret: {name: es, apiKeyKey: ''}}",
-			"elasticsearch.existingSecret.name: set apiKeyKey, usernameKey and passwordKey, or urlKey: which keys to read"},
-		{"url key without secret", "elasticsearch: {existingSecret: {urlKey: url}}",
-			"elasticsearch.existingSecret.urlKey needs elasticsearch.existingSecret.name"},
-		{"url key and endpoints", "elasticsearch: {endpoints: ['https://es:9200'], existingSecret: {name: es, urlKey: url}}",
-			"elasticsearch: set either endpoints or existingSecret.urlKey, not both"},
-		{"service monitor without metrics port", "serviceMonitor: {enabled: true}\nports: {metrics: {enabled: false, containerPort: 8888}}",
-			"serviceMonitor.enabled needs ports.metrics.enabled"},
-		{"no config map", "configMap: {create: false}",
-			"configMap.create is false: set configMap.existingName"},
-		{"bad memory limit", "resources: {limits: {memory: 2GB}}",
-			`resources.limits.memory "2GB": use a plain number of bytes or a Ki/Mi/Gi/Ti/k/M/G/T suffix`},
+		{
+			"autoscaling a daemonset", "mode: daemonset\nautoscaling: {enabled: true}",
+			"a daemonset runs one pod per node and cannot be autoscaled",
+		},
+		{
+			"autoscaling without cpu request", "autoscaling: {enabled: true}\nresources: {requests: {cpu: null}}",
+			"autoscaling.targetCPUUtilizationPercentage needs resources.requests.cpu",
+		},
+		{
+			"autoscaling without target", "autoscaling: {enabled: true, targetCPUUtilizationPercentage: null, targetMemoryUtilizationPercentage: null}",
+			"set targetCPUUtilizationPercentage and/or targetMemoryUtilizationPercentage",
+		},
+		{
+			"secret and literal credentials", "elasticsearch: {existingSecret: {name: es}, apiKey: abc}",
+			"elasticsearch: set either existingSecret.name or literal apiKey/username/password, not both",
+		},
+		{
+			"api key and basic auth", "elasticsearch: {apiKey: abc, username: u, password: p}",
+			"elasticsearch: set either apiKey or username/password, not both",
+		},
+		{
+			"username without password", "elasticsearch: {username: u}",
+			"elasticsearch: username and password go together",
+		},
+		{
+			"secret api key and basic auth keys", "elasticsearch: {existingSecret: {name: es, usernameKey: u, passwordKey: p}}",
+			`elasticsearch.existingSecret: set apiKeyKey, or usernameKey and passwordKey with apiKeyKey: "", not both`,
+		},
+		{
+			"secret username key without password key", "elasticsearch: {existingSecret: {name: es, apiKeyKey: '', usernameKey: u}}",
+			"elasticsearch.existingSecret: usernameKey and passwordKey go together",
+		},
+		{
+			"secret without keys", "elasticsearch: {existingSecret: {name: es, apiKeyKey: ''}}",
+			"elasticsearch.existingSecret.name: set apiKeyKey, usernameKey and passwordKey, or urlKey: which keys to read",
+		},
+		{
+			"url key without secret", "elasticsearch: {existingSecret: {urlKey: url}}",
+			"elasticsearch.existingSecret.urlKey needs elasticsearch.existingSecret.name",
+		},
+		{
+			"url key and endpoints", "elasticsearch: {endpoints: ['https://es:9200'], existingSecret: {name: es, urlKey: url}}",
+			"elasticsearch: set either endpoints or existingSecret.urlKey, not both",
+		},
+		{
+			"service monitor without metrics port", "serviceMonitor: {enabled: true}\nports: {metrics: {enabled: false, containerPort: 8888}}",
+			"serviceMonitor.enabled needs ports.metrics.enabled",
+		},
+		{
+			"no config map", "configMap: {create: false}",
+			"configMap.create is false: set configMap.existingName",
+		},
+		{
+			"bad memory limit", "resources: {limits: {memory: 2GB}}",
+			`resources.limits.memory "2GB": use a plain number of bytes or a Ki/Mi/Gi/Ti/k/M/G/T suffix`,
+		},
 		// values.schema.json: the schema's own messages, so a check the templates also make cannot
 		// pass for a rule the schema lost
 		{"schema: unknown mode", "mode: sidecar", "at '/mode': value must be one of 'deployment', 'daemonset', 'statefulset'"},
@@ -167,8 +215,10 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 	// Every receiver port, TCP and UDP, is on the Service.
-	want := map[string]string{"otlp": "4317/TCP", "otlp-http": "4318/TCP", "zipkin": "9411/TCP", "jaeger-grpc": "14250/TCP",
-		"jaeger-thrift": "14268/TCP", "jaeger-compact": "6831/UDP", "jaeger-binary": "6832/UDP", "ddtrace": "8126/TCP", "metrics": "8888/TCP"}
+	want := map[string]string{
+		"otlp": "4317/TCP", "otlp-http": "4318/TCP", "zipkin": "9411/TCP", "jaeger-grpc": "14250/TCP",
+		"jaeger-thrift": "14268/TCP", "jaeger-compact": "6831/UDP", "jaeger-binary": "6832/UDP", "ddtrace": "8126/TCP", "metrics": "8888/TCP",
+	}
 	if len(o.services) != 1 {
 		t.Fatalf("want one Service, got %d", len(o.services))
 	}
@@ -372,21 +422,29 @@ func TestLiteralCredentials(t *testing.T) {
 }
 
 // TestExistingSecret: credentials come from the named keys of the user's Secret, and every
-// reference is required, so a misspelt Secret or key stops the pod (CreateContainerConfigError)
+// reference is required, so a misspelled Secret or key stops the pod (CreateContainerConfigError)
 // instead of running it without credentials against a cluster that then refuses every bulk.
 func TestExistingSecret(t *testing.T) {
 	for _, tc := range []struct {
 		name, values string
 		want         map[string]string // variable -> key
 	}{
-		{"api key (default key)", "elasticsearch: {existingSecret: {name: es}}",
-			map[string]string{"ELASTICSEARCH_API_KEY": "api-key"}},
-		{"basic auth", "elasticsearch: {existingSecret: {name: es, apiKeyKey: '', usernameKey: user, passwordKey: pass}}",
-			map[string]string{"ELASTICSEARCH_USERNAME": "user", "ELASTICSEARCH_PASSWORD": "pass"}},
-		{"url and api key", "elasticsearch: {existingSecret: {name: es, urlKey: url}}",
-			map[string]string{"ELASTICSEARCH_URL": "url", "ELASTICSEARCH_API_KEY": "api-key"}},
-		{"url only", "elasticsearch: {existingSecret: {name: es, apiKeyKey: '', urlKey: url}}",
-			map[string]string{"ELASTICSEARCH_URL": "url"}},
+		{
+			"api key (default key)", "elasticsearch: {existingSecret: {name: es}}",
+			map[string]string{"ELASTICSEARCH_API_KEY": "api-key"},
+		},
+		{
+			"basic auth", "elasticsearch: {existingSecret: {name: es, apiKeyKey: '', usernameKey: user, passwordKey: pass}}",
+			map[string]string{"ELASTICSEARCH_USERNAME": "user", "ELASTICSEARCH_PASSWORD": "pass"},
+		},
+		{
+			"url and api key", "elasticsearch: {existingSecret: {name: es, urlKey: url}}",
+			map[string]string{"ELASTICSEARCH_URL": "url", "ELASTICSEARCH_API_KEY": "api-key"},
+		},
+		{
+			"url only", "elasticsearch: {existingSecret: {name: es, apiKeyKey: '', urlKey: url}}",
+			map[string]string{"ELASTICSEARCH_URL": "url"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := env(onlyPod(t, renderObjects(t, tc.values)).Containers[0])
@@ -487,7 +545,7 @@ func TestNoSecretsInFiles(t *testing.T) {
 		}
 		for i, line := range strings.Split(string(b), "\n") {
 			m := re.FindStringSubmatch(line)
-			if m == nil || allowed.MatchString(m[2]) {
+			if len(m) < 3 || allowed.MatchString(m[2]) {
 				continue
 			}
 			// Template expressions and Secret key names are not values.

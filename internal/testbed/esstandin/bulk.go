@@ -206,7 +206,7 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex
 		writeJSON(w, rerr.status, rerr.body())
 		return
 	}
-	if rerr := s.checkBulkParams(r); rerr != nil {
+	if rerr = s.checkBulkParams(r); rerr != nil {
 		s.store.countRequest(int64(len(body)), true, nil)
 		writeJSON(w, rerr.status, rerr.body())
 		return

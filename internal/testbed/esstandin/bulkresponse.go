@@ -55,7 +55,8 @@ func appendBulkResponse(b []byte, took int64, anyError bool, items []itemResult,
 				root.b = root.b[:elemMark]
 				continue
 			}
-			root.b = append(elem.b, '}')
+			elem.b = append(elem.b, '}')
+			root.b = elem.b
 			kept++
 		}
 		if kept == 0 && !c.whole {
@@ -124,7 +125,8 @@ func (o *object) nested(k string, fill func(*object)) {
 		o.b, o.n = o.b[:mark], n
 		return
 	}
-	o.b = append(inner.b, '}')
+	inner.b = append(inner.b, '}')
+	o.b = inner.b
 }
 
 // item writes {"<action>":{…}} of one item.

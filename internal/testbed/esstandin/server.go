@@ -138,17 +138,24 @@ func (s *Server) URL() string {
 	return "http://" + s.addr
 }
 
-// Close stops serving and flushes the record file. Requests in flight get a moment to finish;
-// connections still open after it (a client that connected and sent nothing, say) are closed.
+// Close stops serving and flushes the record file: Shutdown(context.Background()).
 func (s *Server) Close() error {
+	return s.Shutdown(context.Background())
+}
+
+// Shutdown stops serving and flushes the record file. Requests in flight get a moment (2 s, less
+// if ctx ends sooner) to finish; connections still open after it (a client that connected and
+// sent nothing, say) are closed. A caller whose ctx may already be cancelled (a run stopped by
+// Ctrl-C) passes context.WithoutCancel(ctx).
+func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	srv := s.srv
 	s.mu.Unlock()
 	var err error
 	if srv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		if err = srv.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+		if err = srv.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			err = srv.Close()
 		}
 	}

@@ -186,12 +186,18 @@ func (s *Server) getSetup(w http.ResponseWriter, kind, name string) int {
 	return http.StatusOK
 }
 
+// validationFailed is the reason Elasticsearch gives for a request that fails validation, worded
+// as Elasticsearch words it ("Validation Failed: 1: <problem>;").
+func validationFailed(problem string) error {
+	return errors.New("Validation Failed: 1: " + problem + ";")
+}
+
 // parseIndexTemplate reads what the stand-in acts on from a composable index template.
 func parseIndexTemplate(name string, doc map[string]json.RawMessage) (IndexTemplate, error) {
 	t := IndexTemplate{Name: name}
 	raw, ok := doc["index_patterns"]
 	if !ok {
-		return t, errors.New("Validation Failed: 1: index patterns are missing;")
+		return t, validationFailed("index patterns are missing")
 	}
 	if err := json.Unmarshal(raw, &t.Patterns); err != nil {
 		var one string

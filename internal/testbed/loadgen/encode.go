@@ -39,19 +39,19 @@ const jaegerSpansPerPacket = 30
 
 // Encode returns the wire payload of one request carrying t: one part per HTTP body, gRPC message
 // or UDP packet (only jaeger-udp-compact splits a trace into several packets).
-func Encode(protocol string, t Trace) ([][]byte, error) {
+func Encode(ctx context.Context, protocol string, t Trace) ([][]byte, error) {
 	switch protocol {
 	case DDTraceV04:
 		return [][]byte{tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{ddSpans(t)})}, nil
 	case DDTraceV05:
 		return [][]byte{tracesend.EncodeDDTraceV05([][]tracesend.DDSpan{ddSpans(t)})}, nil
 	case JaegerThriftHTTP:
-		b, err := tracesend.EncodeJaegerBinary(context.Background(), jaegerBatch(t, t.Spans))
+		b, err := tracesend.EncodeJaegerBinary(ctx, jaegerBatch(t, t.Spans))
 		return [][]byte{b}, err
 	case JaegerUDPCompact:
 		var parts [][]byte
 		for start := 0; start < len(t.Spans); start += jaegerSpansPerPacket {
-			b, err := tracesend.EncodeJaegerEmitBatch(context.Background(), jaegerBatch(t, t.Spans[start:min(start+jaegerSpansPerPacket, len(t.Spans))]))
+			b, err := tracesend.EncodeJaegerEmitBatch(ctx, jaegerBatch(t, t.Spans[start:min(start+jaegerSpansPerPacket, len(t.Spans))]))
 			if err != nil {
 				return nil, err
 			}

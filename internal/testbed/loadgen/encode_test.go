@@ -128,7 +128,9 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 					m := sv.(map[string]any)
 					meta := m["meta"].(map[string]any)
 					if i == 0 {
-						fmt.Sscanf(meta["_dd.p.tid"].(string), "%x", &hi)
+						if _, err := fmt.Sscanf(meta["_dd.p.tid"].(string), "%x", &hi); err != nil {
+							t.Fatalf("_dd.p.tid: %v", err)
+						}
 					}
 					out = append(out, decodedSpan{
 						traceHi: hi, traceLo: asU64(m["trace_id"]), spanID: asU64(m["span_id"]),
@@ -221,7 +223,8 @@ func decodeV05(t *testing.T, b []byte) []decodedSpan {
 			for j := uint32(0); j < m; j++ {
 				k, v := dict[u32()], dict[u32()]
 				if k == "_dd.p.tid" {
-					fmt.Sscanf(v, "%x", &hi)
+					_, err = fmt.Sscanf(v, "%x", &hi)
+					must(err)
 				}
 			}
 			d.attrs += int(m)
@@ -247,7 +250,7 @@ func TestEncodeDecode(t *testing.T) {
 	for _, protocol := range Protocols() {
 		for _, n := range []int{1, 10, 70} { // 70: several Jaeger UDP packets
 			t.Run(fmt.Sprintf("%s/%d", protocol, n), func(t *testing.T) {
-				pool, err := NewPool(protocol, "checkout", 3, n, 42)
+				pool, err := NewPool(t.Context(), protocol, "checkout", 3, n, 42)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -302,7 +305,7 @@ func TestEncodeDecode(t *testing.T) {
 func TestPoolDistinctTraces(t *testing.T) {
 	for _, protocol := range Protocols() {
 		t.Run(protocol, func(t *testing.T) {
-			pool, err := NewPool(protocol, "s", 8, 5, 7)
+			pool, err := NewPool(t.Context(), protocol, "s", 8, 5, 7)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +323,7 @@ func TestPoolDistinctTraces(t *testing.T) {
 }
 
 func TestUnknownProtocol(t *testing.T) {
-	if _, err := NewPool("smoke-signals", "s", 1, 1, 1); err == nil {
+	if _, err := NewPool(t.Context(), "smoke-signals", "s", 1, 1, 1); err == nil {
 		t.Fatal("want an error for an unknown protocol")
 	}
 }
@@ -329,7 +332,7 @@ func TestUnknownProtocol(t *testing.T) {
 // version once, in the env and version tags, as dd-trace does: sending them under their
 // OpenTelemetry names as well would make its documents larger than the other protocols'.
 func TestDDTraceEnvAndVersionAsTracersSendThem(t *testing.T) {
-	pool, err := NewPool(DDTraceV04, "checkout", 1, 10, 42)
+	pool, err := NewPool(t.Context(), DDTraceV04, "checkout", 1, 10, 42)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -20,7 +21,7 @@ type Pool struct {
 }
 
 // NewPool pre-encodes n payloads of spansPerRequest spans each for protocol.
-func NewPool(protocol, service string, n, spansPerRequest int, seed uint64) (*Pool, error) {
+func NewPool(ctx context.Context, protocol, service string, n, spansPerRequest int, seed uint64) (*Pool, error) {
 	if n < 1 {
 		n = 1
 	}
@@ -29,7 +30,7 @@ func NewPool(protocol, service string, n, spansPerRequest int, seed uint64) (*Po
 	p := &Pool{Protocol: protocol}
 	for i := 0; i < n; i++ {
 		t := NewTrace(r, service, spansPerRequest, now)
-		parts, err := Encode(protocol, t)
+		parts, err := Encode(ctx, protocol, t)
 		if err != nil {
 			return nil, err
 		}

@@ -298,7 +298,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if c.Seed == 0 {
 		c.Seed = uint64(time.Now().UnixNano())
 	}
-	pool, err := NewPool(c.Protocol, c.Service, c.PoolSize, c.Spans, c.Seed)
+	pool, err := NewPool(ctx, c.Protocol, c.Service, c.PoolSize, c.Spans, c.Seed)
 	if err != nil {
 		return nil, err
 	}

@@ -47,18 +47,18 @@ func sendWithSDK(ctx context.Context, exp sdktrace.SpanExporter, service string,
 	)
 	tracer := tp.Tracer("github.com/tracegate/tracegate/internal/testbed/tracesend")
 	p := plan(n)
-	ctxs := make([]context.Context, len(p))
+	spans := make([]trace.Span, len(p))
 	for i, ps := range p {
 		parent := ctx
 		if ps.parent >= 0 {
-			parent = ctxs[ps.parent]
+			parent = trace.ContextWithSpan(ctx, spans[ps.parent])
 		}
-		spanCtx, span := tracer.Start(parent, ps.name, trace.WithSpanKind(otelKind(ps.kind)), trace.WithAttributes(otelAttrs(ps.attrs)...))
+		_, span := tracer.Start(parent, ps.name, trace.WithSpanKind(otelKind(ps.kind)), trace.WithAttributes(otelAttrs(ps.attrs)...))
 		if ps.failed {
 			span.SetStatus(codes.Error, "connection refused")
 		}
 		span.End()
-		ctxs[i] = spanCtx
+		spans[i] = span
 	}
 	ended := rec.Ended()
 	if err := exp.ExportSpans(ctx, ended); err != nil {

@@ -57,7 +57,7 @@ func TestDecodingMemoryIsBounded(t *testing.T) {
 			p.Release()
 			if tt.name != "json null spans" { // nulls cost a pointer each: decoded, and cheaply
 				require.Error(t, err)
-				assert.ErrorIs(t, err, ErrTooManyElements, "%v", err)
+				require.ErrorIs(t, err, ErrTooManyElements, "%v", err)
 			}
 			allocated := after.TotalAlloc - before.TotalAlloc
 			assert.Less(t, allocated, uint64(maxStructBytesPerBodyByte+4)*uint64(len(tt.body)),

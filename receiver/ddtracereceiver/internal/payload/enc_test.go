@@ -12,7 +12,6 @@ func (e *enc) bin(b []byte) *enc           { e.b = msgp.AppendBytes(e.b, b); ret
 func (e *enc) u(v uint64) *enc             { e.b = msgp.AppendUint64(e.b, v); return e }
 func (e *enc) i(v int64) *enc              { e.b = msgp.AppendInt64(e.b, v); return e }
 func (e *enc) f(v float64) *enc            { e.b = msgp.AppendFloat64(e.b, v); return e }
-func (e *enc) f32(v float32) *enc          { e.b = msgp.AppendFloat32(e.b, v); return e }
 func (e *enc) nil() *enc                   { e.b = msgp.AppendNil(e.b); return e }
 func (e *enc) boolean(v bool) *enc         { e.b = msgp.AppendBool(e.b, v); return e }
 func (e *enc) raw(b []byte) *enc           { e.b = append(e.b, b...); return e }

@@ -569,10 +569,10 @@ func (r *reader) readEvents(b []byte) ([]Event, []byte, error) {
 					if msgp.IsNil(b) { // a nil value carries nothing, as in the agent
 						return b[1:], nil
 					}
-					a, rest, err := r.readEventValue(b, 0)
+					a, after, err := r.readEventValue(b, 0)
 					a.Key = repairKey(key)
 					e.Attributes = append(e.Attributes, a)
-					return rest, err
+					return after, err
 				})
 			default:
 				rest, err = msgp.Skip(b)
@@ -635,9 +635,9 @@ func (r *reader) readEventValue(b []byte, depth int) (EventAttribute, []byte, er
 				}
 				a.Array = make([]EventAttribute, 0, n)
 				return readArray(b, func(b []byte) ([]byte, error) {
-					v, rest, err := r.readEventValue(b, depth+1)
+					v, after, err := r.readEventValue(b, depth+1)
 					a.Array = append(a.Array, v)
-					return rest, err
+					return after, err
 				})
 			})
 		default:

@@ -126,7 +126,7 @@ type EventAttribute struct {
 	Array  []EventAttribute
 }
 
-// Meta returns the last value of key in the span's meta.
+// MetaValue returns the last value of key in the span's meta.
 func (s *Span) MetaValue(key string) (string, bool) {
 	for _, v := range slices.Backward(s.Meta) {
 		if v.Key == key {

@@ -66,7 +66,7 @@ func (l *logger) Errors() []string {
 }
 
 // quietDefaults switches off everything but traces, unless the environment already says otherwise.
-// dd-trace-go reads some of them while its packages initialise (telemetry, for one), before main
+// dd-trace-go reads some of them while its packages initialize (telemetry, for one), before main
 // runs, so main re-executes the program with them set rather than calling os.Setenv.
 var quietDefaults = map[string]string{
 	"DD_TRACE_STARTUP_LOGS":                "false",
@@ -181,8 +181,7 @@ func makeTrace(service string, i int) []SentSpan {
 		"inventory.sku":  fmt.Sprintf("sku-%d", i),
 	}
 	childMetrics := map[string]float64{"tracegate.retries": 2, "tracegate.ratio": 0.25}
-	child := tracer.StartSpan("inventory.lookup",
-		tracer.ChildOf(root.Context()),
+	child := root.StartChild("inventory.lookup",
 		tracer.ResourceName("lookup stock"),
 		tracer.SpanType(ext.SpanTypeHTTP),
 		tracer.StartTime(start.Add(time.Millisecond)),
@@ -195,11 +194,15 @@ func makeTrace(service string, i int) []SentSpan {
 
 	traceID := root.Context().TraceID()
 	return []SentSpan{
-		{TraceID: traceID, SpanID: hexID(root.Context().SpanID()), Name: "http.request", Resource: "GET /items/{id}",
-			Service: service, Type: ext.SpanTypeWeb, Meta: rootMeta, Metrics: rootMetrics},
-		{TraceID: child.Context().TraceID(), SpanID: hexID(child.Context().SpanID()), ParentID: hexID(root.Context().SpanID()),
+		{
+			TraceID: traceID, SpanID: hexID(root.Context().SpanID()), Name: "http.request", Resource: "GET /items/{id}",
+			Service: service, Type: ext.SpanTypeWeb, Meta: rootMeta, Metrics: rootMetrics,
+		},
+		{
+			TraceID: child.Context().TraceID(), SpanID: hexID(child.Context().SpanID()), ParentID: hexID(root.Context().SpanID()),
 			Name: "inventory.lookup", Resource: "lookup stock", Service: service, Type: ext.SpanTypeHTTP, Error: true,
-			Meta: childMeta, Metrics: childMetrics},
+			Meta: childMeta, Metrics: childMetrics,
+		},
 	}
 }
 
