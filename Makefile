@@ -48,12 +48,24 @@ check-generated: generate generate-stock ## fail when generated code (both ocb o
 	@test -z "$$(git status --porcelain --untracked-files=all -- $(GENERATED) | grep -v -E '^\?\? (cmd/tracegate/tracegate|bench/tracegate-stock/tracegate-stock)$$')" || \
 		{ git status --porcelain -- $(GENERATED); echo "uncommitted generated files"; exit 1; }
 
-lint: ## gofmt (our code; generated cmd/tracegate excluded), go vet (every module)
+# golangci-lint, built once from the version pinned in internal/tools/lint/go.mod (rebuilt when the
+# pin changes). The generated modules (cmd/tracegate, bench/tracegate-stock) are not linted.
+GOLANGCI_LINT = bin/golangci-lint
+LINT_FLAGS   ?= --timeout 10m
+
+$(GOLANGCI_LINT): internal/tools/lint/go.mod internal/tools/lint/go.sum
+	@mkdir -p $(@D)
+	$(GO) build -o $@ -modfile=internal/tools/lint/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+lint: $(GOLANGCI_LINT) ## gofmt (our code; generated cmd/tracegate excluded), go vet (every module), golangci-lint (our module, test/ddclients, test/helm)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^cmd/tracegate/')); test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	$(GO) vet $(PKGS)
 	cd cmd/tracegate && $(GO) vet ./...
 	cd test/ddclients && $(GO) vet ./...
 	cd test/helm && $(GO) vet ./...
+	./$(GOLANGCI_LINT) run $(LINT_FLAGS) $(PKGS)
+	cd test/ddclients && ../../$(GOLANGCI_LINT) run $(LINT_FLAGS) --config ../../.golangci.yml ./...
+	cd test/helm && ../../$(GOLANGCI_LINT) run $(LINT_FLAGS) --config ../../.golangci.yml ./...
 
 validate-configs: build ## validate every file in configs/, and each with every configs/elasticsearch overlay
 	@for c in $(CONFIGS); do ./$(BINARY) validate --config $$c && echo "valid: $$c" || exit 1; \
