@@ -34,7 +34,7 @@ type bufferProcessor struct {
 	breaker *circuitBreaker // opens while the next consumer fails
 	log     *diskqueue.Log
 	wg      sync.WaitGroup
-	ctx     context.Context // for metric recording only; never cancelled
+	ctx     context.Context // for metrics recorded without a caller's context (workers); never cancelled
 	alive   bool
 
 	// deliverCtx is passed to the next consumer; cancelled when the Shutdown deadline expires.
@@ -48,6 +48,13 @@ type bufferProcessor struct {
 	// inFlightMemSpans counts the spans of deliveries in progress that exist only in memory: lost
 	// if Shutdown has to leave such a delivery behind (stuckGrace).
 	inFlightMemSpans atomic.Int64
+	// keptAtShutdown counts the spans Shutdown left on disk for the next start (stopped
+	// deliveries and the memory queue), for the line saying so.
+	keptAtShutdown atomic.Int64
+	// inFlight tracks every delivery in progress, for the gauges.
+	inFlight *inFlight
+	// state writes the operator's lines: deliveries failing and recovering, the buffer full.
+	state *stateLog
 	// stuckGrace is how long Shutdown waits, after canceling the deliveries at its deadline, for
 	// them to return before it saves the memory queue and closes the log without them.
 	stuckGrace time.Duration
@@ -78,7 +85,7 @@ func (p *bufferProcessor) Capabilities() consumer.Capabilities {
 }
 
 // Start opens the disk log (if any), registers the gauges and starts the workers.
-func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
+func (p *bufferProcessor) Start(ctx context.Context, _ component.Host) error {
 	if p.cfg.deprecatedKeys.buffer {
 		p.logger.Warn("The buffer processor's setting "+deprecatedBufferKey+" is deprecated and will be removed: rename it to "+queueSizeKey,
 			zap.String("deprecated_key", deprecatedBufferKey), zap.String("new_key", queueSizeKey))
@@ -103,9 +110,9 @@ func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
 		}
 		p.log = log
 		if st.Pending.Records > 0 || st.Corrupt > 0 {
-			p.tel.ProcessorBufferReplayedBatches.Add(p.ctx, st.Pending.Records)
-			p.tel.ProcessorBufferDuplicatesPossibleBatches.Add(p.ctx, st.DuplicatesPossible)
-			p.logger.Info("Replaying undelivered batches from the disk buffer",
+			p.tel.ProcessorBufferReplayedBatches.Add(ctx, st.Pending.Records)
+			p.tel.ProcessorBufferDuplicatesPossibleBatches.Add(ctx, st.DuplicatesPossible)
+			p.logger.Warn("Replaying what the disk buffer kept from the last run: it is delivered before new data waits long",
 				zap.Int64("batches", st.Pending.Records), zap.Int64("spans", st.Pending.Spans),
 				zap.Int64("duplicates_possible", st.DuplicatesPossible), zap.Int64("damaged_regions", st.Corrupt))
 		}
@@ -121,6 +128,8 @@ func (p *bufferProcessor) Start(_ context.Context, _ component.Host) error {
 		logger:     p.logger,
 	})
 	p.breaker = newCircuitBreaker(p.cfg.Retry)
+	p.inFlight = newInFlight()
+	p.state = newStateLog(p.logger, p.held)
 	if err := p.registerGauges(); err != nil {
 		return errors.Join(err, p.closeLog())
 	}
@@ -145,6 +154,30 @@ func fsyncPolicy(s string) diskqueue.FsyncPolicy {
 	}
 }
 
+// held returns what the buffer holds, as the gauges report it.
+func (p *bufferProcessor) held() heldSpans {
+	_, memSpans, _ := p.q.memStats()
+	h := heldSpans{memory: memSpans}
+	h.inFlight, _ = p.inFlight.stats()
+	if p.log != nil {
+		h.disk = p.log.Unread().Spans
+	}
+	return h
+}
+
+// oldestAge is how long ago the oldest span the buffer holds was enqueued: in memory, unread on
+// disk, or in a delivery in progress (0 when none).
+func (p *bufferProcessor) oldestAge(now time.Time) time.Duration {
+	_, oldest := p.inFlight.stats()
+	if m := p.q.oldestEnqueued(); !m.IsZero() && (oldest.IsZero() || m.Before(oldest)) {
+		oldest = m
+	}
+	if oldest.IsZero() {
+		return 0
+	}
+	return now.Sub(oldest)
+}
+
 func (p *bufferProcessor) registerGauges() error {
 	memGauge := func(pick func(b, s, by int64) int64) metric.Int64Callback {
 		return func(_ context.Context, o metric.Int64Observer) error {
@@ -158,6 +191,15 @@ func (p *bufferProcessor) registerGauges() error {
 		p.tel.RegisterProcessorBufferMemoryBytesCallback(memGauge(func(_, _, by int64) int64 { return by })),
 		p.tel.RegisterProcessorBufferMemoryCapacityCallback(func(_ context.Context, o metric.Int64Observer) error {
 			o.Observe(int64(p.cfg.QueueSize))
+			return nil
+		}),
+		p.tel.RegisterProcessorBufferInFlightSpansCallback(func(_ context.Context, o metric.Int64Observer) error {
+			spans, _ := p.inFlight.stats()
+			o.Observe(spans)
+			return nil
+		}),
+		p.tel.RegisterProcessorBufferOldestAgeCallback(func(_ context.Context, o metric.Float64Observer) error {
+			o.Observe(p.oldestAge(time.Now()).Seconds())
 			return nil
 		}),
 	}
@@ -202,10 +244,11 @@ func (p *bufferProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 		pref.UnrefTraces(td)
 	}
 	if err != nil {
-		p.tel.ProcessorBufferRefusedSpans.Add(p.ctx, spans)
+		p.tel.ProcessorBufferRefusedSpans.Add(ctx, spans)
+		p.state.refusedFull(spans, err, time.Now())
 		return err
 	}
-	p.tel.ProcessorBufferEnqueuedSpans.Add(p.ctx, spans)
+	p.tel.ProcessorBufferEnqueuedSpans.Add(ctx, spans)
 	return nil
 }
 
@@ -256,12 +299,36 @@ func (p *bufferProcessor) Shutdown(ctx context.Context) error {
 		}
 	}
 	p.cancelDeliver()
-	lost := p.lostAtShutdown.Load() + p.q.drain()
+	_, queued, _ := p.q.memStats()
+	drainLost := p.q.drain()
+	lost := p.lostAtShutdown.Load() + drainLost
+	if p.log != nil {
+		p.keptAtShutdown.Add(queued - drainLost)
+	}
 	if lost > 0 {
 		p.logger.Error("Spans lost at shutdown: they could not be delivered or saved before the deadline",
 			zap.Int64("spans", lost), zap.Bool("storage", p.log != nil))
 	}
+	p.logStopped(lost)
 	return p.closeLog()
+}
+
+// logStopped says what became of what the buffer held: kept on disk for the next start (warn: an
+// operator must know the data waits there), or delivered (info; lost spans have their own error).
+func (p *bufferProcessor) logStopped(lost int64) {
+	var kept int64
+	if p.log != nil {
+		// Records never read, and what the stopped deliveries and the memory queue left on disk.
+		kept = p.log.Unread().Spans + p.keptAtShutdown.Load()
+	}
+	if kept > 0 {
+		p.logger.Warn("The buffer stopped: what it could not deliver is kept on disk and delivered after the next start",
+			zap.Int64("disk_spans", kept), zap.Int64("lost_spans", lost))
+		return
+	}
+	if lost == 0 {
+		p.logger.Info("The buffer stopped: everything it acknowledged was delivered")
+	}
 }
 
 func (p *bufferProcessor) stopRetries() {

@@ -106,6 +106,10 @@ type queue struct {
 	wake   *time.Timer // wakes the workers when the oldest batch's max_batch_wait is over
 	wakeAt time.Time
 
+	// diskOldest bounds from below when the oldest unread disk record was enqueued (zero:
+	// unknown, as for the records a restart found).
+	diskOldest time.Time
+
 	// breakerOpen is set while the circuit breaker is not closed (see attemptFailed): batches are
 	// then queued serialized. spillNext is where spill's pass over batches has got to, under mu.
 	breakerOpen atomic.Bool
@@ -337,9 +341,18 @@ func (q *queue) appended(b batch, pos diskqueue.Pos, claimed bool, claim diskque
 	case claimed:
 		// Shutting down: the record stays unacknowledged on disk and is replayed.
 	default:
+		q.noteUnreadLocked(b.enqueued)
 		q.cond.Signal() // a worker reads it from disk
 	}
 	return kept
+}
+
+// noteUnreadLocked keeps diskOldest a lower bound of the oldest unread disk record's enqueue
+// time: the log is read in order, so after reading a record none unread is older than it.
+func (q *queue) noteUnreadLocked(enqueued time.Time) {
+	if q.diskOldest.IsZero() || enqueued.Before(q.diskOldest) {
+		q.diskOldest = enqueued
+	}
 }
 
 // appendFailed cleans up after a failed append and returns its error.
@@ -494,6 +507,7 @@ func (q *queue) take(maxSpans int64) (batches []batch, ok bool, err error) {
 				continue
 			}
 			b = batch{payload: rec.Payload, spans: rec.Spans, bytes: int64(len(rec.Payload)), enqueued: rec.Enqueued, pos: rec.Pos, onDisk: true}
+			q.diskOldest = rec.Enqueued
 		case q.lenLocked() > 0: // a partial batch still gathering
 			q.wakeAtLocked(q.batches[q.head].enqueued.Add(q.batchWait))
 			q.cond.Wait()
@@ -669,6 +683,23 @@ func (q *queue) drain() int64 {
 		b.release()
 	}
 	return lost
+}
+
+// oldestEnqueued returns when the oldest batch in the memory queue or unread on disk was enqueued
+// (zero when there is none, or only disk records a restart found).
+func (q *queue) oldestEnqueued() time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var oldest time.Time
+	if q.log != nil && q.log.HasUnread() {
+		oldest = q.diskOldest
+	}
+	for _, b := range q.batches[q.head:] {
+		if oldest.IsZero() || b.enqueued.Before(oldest) {
+			oldest = b.enqueued
+		}
+	}
+	return oldest
 }
 
 // memStats returns the batches, spans and bytes in the memory queue.

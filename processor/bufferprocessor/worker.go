@@ -37,7 +37,9 @@ func (p *bufferProcessor) worker() {
 		if len(batches) > 0 {
 			mem := memorySpans(batches)
 			p.inFlightMemSpans.Add(mem)
+			id := p.inFlight.begin(batches)
 			p.deliver(batches)
+			p.inFlight.end(id)
 			p.inFlightMemSpans.Add(-mem)
 		}
 	}
@@ -119,7 +121,9 @@ func (p *bufferProcessor) deliver(batches []batch) {
 			// Shutdown stopped the delivery: what is not delivered yet goes to disk (or is
 			// counted as lost without storage).
 			rest := mergeParts(parts[i:])
-			p.lostAtShutdown.Add(p.q.abandon(batches, rest, i > 0))
+			lost := p.q.abandon(batches, rest, i > 0)
+			p.lostAtShutdown.Add(lost)
+			p.keptAtShutdown.Add(int64(rest.SpanCount()) - lost)
 			if len(parts)-i > 1 {
 				pref.UnrefTraces(rest) // merged here
 			}
@@ -213,6 +217,7 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 		}
 		recovered := p.attemptFailed(probe)
 		wait, again := bo.next(time.Since(start))
+		p.state.failed(err, wait, time.Now())
 		if !again {
 			p.countExhausted(spans, err)
 			return partDropped
@@ -268,6 +273,7 @@ func (p *bufferProcessor) probeWithHead(td *ptrace.Traces) (headOutcome, error) 
 func (p *bufferProcessor) accepted(spans int64, probe bool) {
 	p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
 	if p.breaker.succeeded(probe) {
+		p.state.succeeded(time.Now())
 		p.q.breakerOpen.Store(false)
 		p.logger.Debug("A delivery succeeded: queued batches stay decoded again")
 	}

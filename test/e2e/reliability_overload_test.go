@@ -117,11 +117,17 @@ func TestSIGTERMPersistsQueue(t *testing.T) {
 			if segBytes == 0 {
 				t.Errorf("nothing on disk after SIGTERM with 5,000 spans undelivered")
 			}
+			if !strings.Contains(g.proc.Log(), "The buffer stopped: what it could not deliver is kept on disk") {
+				t.Errorf("no line at shutdown saying the buffer kept its spans on disk:\n%s", g.proc.Log())
+			}
 			g.start(t)
 			if err := g.es.SetRefusing(false); err != nil {
 				t.Fatal(err)
 			}
 			dups := checkAllAckedArrived(t, g, load, 2*time.Minute)
+			if !strings.Contains(g.proc.Log(), "Replaying what the disk buffer kept from the last run") {
+				t.Errorf("no replay line after the restart:\n%s", g.proc.Log())
+			}
 			t.Logf("RELIABILITY | SIGTERM with Elasticsearch down, restart | %s | 50 requests × 100 spans | shutdown %s, %d duplicates",
 				config, took.Round(time.Millisecond), dups)
 		})

@@ -37,10 +37,12 @@ type TelemetryBuilder struct {
 	ProcessorBufferDroppedSpans              metric.Int64Counter
 	ProcessorBufferDuplicatesPossibleBatches metric.Int64Counter
 	ProcessorBufferEnqueuedSpans             metric.Int64Counter
+	ProcessorBufferInFlightSpans             metric.Int64ObservableGauge
 	ProcessorBufferMemoryBatches             metric.Int64ObservableGauge
 	ProcessorBufferMemoryBytes               metric.Int64ObservableGauge
 	ProcessorBufferMemoryCapacity            metric.Int64ObservableGauge
 	ProcessorBufferMemorySpans               metric.Int64ObservableGauge
+	ProcessorBufferOldestAge                 metric.Float64ObservableGauge
 	ProcessorBufferRefusedSpans              metric.Int64Counter
 	ProcessorBufferReplayedBatches           metric.Int64Counter
 	ProcessorBufferRetries                   metric.Int64Counter
@@ -118,6 +120,21 @@ func (builder *TelemetryBuilder) RegisterProcessorBufferDiskSpansCallback(cb met
 	return nil
 }
 
+// RegisterProcessorBufferInFlightSpansCallback sets callback for observable ProcessorBufferInFlightSpans metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferInFlightSpansCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorBufferInFlightSpans, obs: o})
+		return nil
+	}, builder.ProcessorBufferInFlightSpans)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 // RegisterProcessorBufferMemoryBatchesCallback sets callback for observable ProcessorBufferMemoryBatches metric.
 func (builder *TelemetryBuilder) RegisterProcessorBufferMemoryBatchesCallback(cb metric.Int64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -178,6 +195,21 @@ func (builder *TelemetryBuilder) RegisterProcessorBufferMemorySpansCallback(cb m
 	return nil
 }
 
+// RegisterProcessorBufferOldestAgeCallback sets callback for observable ProcessorBufferOldestAge metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferOldestAgeCallback(cb metric.Float64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerFloat64{inst: builder.ProcessorBufferOldestAge, obs: o})
+		return nil
+	}, builder.ProcessorBufferOldestAge)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 type observerInt64 struct {
 	embedded.Int64Observer
 	inst metric.Int64Observable
@@ -186,6 +218,16 @@ type observerInt64 struct {
 
 func (oi *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
 	oi.obs.ObserveInt64(oi.inst, value, opts...)
+}
+
+type observerFloat64 struct {
+	embedded.Float64Observer
+	inst metric.Float64Observable
+	obs  metric.Observer
+}
+
+func (oi *observerFloat64) Observe(value float64, opts ...metric.ObserveOption) {
+	oi.obs.ObserveFloat64(oi.inst, value, opts...)
 }
 
 // Shutdown unregister all registered callbacks for async instruments.
@@ -260,6 +302,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorBufferInFlightSpans, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_buffer_in_flight_spans",
+		metric.WithDescription("Spans of the deliveries in progress, their retries included (taken from memory or disk, not yet accepted by the next consumer). memory_spans + disk_spans + in_flight_spans is what the buffer holds. [Development]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorBufferMemoryBatches, err = builder.meter.Int64ObservableGauge(
 		"otelcol_processor_buffer_memory_batches",
 		metric.WithDescription("Batches held in the memory queue (not yet handed to a worker). [Development]"),
@@ -282,6 +330,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_buffer_memory_spans",
 		metric.WithDescription("Spans held in the memory queue. [Development]"),
 		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferOldestAge, err = builder.meter.Float64ObservableGauge(
+		"otelcol_processor_buffer_oldest_age",
+		metric.WithDescription("Age of the oldest span held in memory or in a delivery in progress (0 when none); how far behind the next consumer the buffer is. [Development]"),
+		metric.WithUnit("s"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorBufferRefusedSpans, err = builder.meter.Int64Counter(
