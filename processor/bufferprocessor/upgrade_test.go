@@ -47,7 +47,7 @@ func TestReplaysADiskLogFromBeforeTheUpgrade(t *testing.T) {
 func TestRefusesADiskLogFromALaterRelease(t *testing.T) {
 	dir := copyV1Log(t)
 	h := make([]byte, 12) // a segment header (internal/diskqueue/format.go) claiming version 9
-	binary.LittleEndian.PutUint32(h[0:4], 0x47535447)
+	copy(h[0:4], "TGSG")
 	binary.LittleEndian.PutUint16(h[4:6], 9)
 	binary.LittleEndian.PutUint16(h[6:8], 12)
 	binary.LittleEndian.PutUint32(h[8:12], crc32.Checksum(h[0:8], crc32.MakeTable(crc32.Castagnoli)))

@@ -22,7 +22,7 @@ import (
 // are and ends its header with the CRC of the bytes before it, so a reader can tell a header it
 // does not know (refused at Open) from a damaged one (skipped and counted, like a damaged record).
 const (
-	segMagic = uint32(0x47535447) // "TGSG" little endian
+	segMagic = uint32(0x47534754) // "TGSG" little endian
 	// formatVersion is the version this code writes, and the highest it reads.
 	formatVersion = 2
 	segHeaderSize = 12

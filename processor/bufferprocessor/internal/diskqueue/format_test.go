@@ -257,3 +257,9 @@ func TestParseSegmentHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestSegmentHeaderBytes: the header as the documentation gives it, byte for byte.
+func TestSegmentHeaderBytes(t *testing.T) {
+	assert.Equal(t, "TGSG\x02\x00\x0c\x00", string(segmentHeader[:8]))
+	assert.Equal(t, crc32.Checksum([]byte("TGSG\x02\x00\x0c\x00"), castagnoli), binary.LittleEndian.Uint32(segmentHeader[8:]))
+}
