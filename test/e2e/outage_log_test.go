@@ -55,7 +55,7 @@ func TestOutageLog(t *testing.T) {
 	}
 	checkAllAckedArrived(t, g, load, time.Minute)
 
-	count := func(log, s string) int { return strings.Count(log, s) }
+	count := strings.Count
 	if n := count(outageLog, "Deliveries to Elasticsearch are failing: the buffer keeps every span it acknowledged"); n != 1 {
 		t.Errorf("%d lines saying deliveries fail, want 1", n)
 	}
@@ -68,7 +68,7 @@ func TestOutageLog(t *testing.T) {
 	if n := count(outageLog, "Exporting failed. Rejecting data."); n > 20 {
 		t.Errorf("%d exporter failure lines in 15 s, want at most 20 (sampling: 10 per 10 s)", n)
 	}
-	for _, line := range strings.Split(outageLog, "\n") {
+	for line := range strings.SplitSeq(outageLog, "\n") {
 		if strings.HasPrefix(line, "\t") && strings.Contains(line, ".go:") {
 			t.Errorf("a stack trace in the log: %q", line)
 			break
