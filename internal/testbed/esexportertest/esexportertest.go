@@ -40,30 +40,32 @@ func NewExporter(t *testing.T, url string, settings map[string]any) exporter.Tra
 // what the exporter reports, e.g. the documents it drops).
 func NewExporterWithLogger(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Traces {
 	t.Helper()
-	f, set, cfg := exporterConfig(t, url, settings, logger)
-	exp, err := f.CreateTraces(context.Background(), set, cfg)
-	require.NoError(t, err)
-	startForTest(t, exp)
-	return exp
+	return startExporter(t, url, settings, logger, exporter.Factory.CreateTraces)
 }
 
 // NewLogsExporter is NewExporterWithLogger for logs.
 func NewLogsExporter(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Logs {
 	t.Helper()
-	f, set, cfg := exporterConfig(t, url, settings, logger)
-	exp, err := f.CreateLogs(context.Background(), set, cfg)
-	require.NoError(t, err)
-	startForTest(t, exp)
-	return exp
+	return startExporter(t, url, settings, logger, exporter.Factory.CreateLogs)
 }
 
 // NewMetricsExporter is NewExporterWithLogger for metrics.
 func NewMetricsExporter(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Metrics {
 	t.Helper()
+	return startExporter(t, url, settings, logger, exporter.Factory.CreateMetrics)
+}
+
+// startExporter creates the exporter of one signal with create, starts it and shuts it down when
+// the test ends.
+func startExporter[E component.Component](t *testing.T, url string, settings map[string]any, logger *zap.Logger,
+	create func(exporter.Factory, context.Context, exporter.Settings, component.Config) (E, error),
+) E {
+	t.Helper()
 	f, set, cfg := exporterConfig(t, url, settings, logger)
-	exp, err := f.CreateMetrics(context.Background(), set, cfg)
+	exp, err := create(f, context.Background(), set, cfg)
 	require.NoError(t, err)
-	startForTest(t, exp)
+	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
 	return exp
 }
 
@@ -86,11 +88,4 @@ func exporterConfig(t *testing.T, url string, settings map[string]any, logger *z
 		BuildInfo:         component.NewDefaultBuildInfo(),
 	}
 	return f, set, cfg
-}
-
-// startForTest starts c and shuts it down when the test ends.
-func startForTest(t *testing.T, c component.Component) {
-	t.Helper()
-	require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
 }
