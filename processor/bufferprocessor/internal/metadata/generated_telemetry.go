@@ -322,7 +322,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorBufferMemoryCapacity, err = builder.meter.Int64ObservableGauge(
 		"otelcol_processor_buffer_memory_capacity",
-		metric.WithDescription("Capacity of the memory queue in batches (the buffer setting). [Development]"),
+		metric.WithDescription("Capacity of the memory queue in batches (queue_size). [Development]"),
 		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)

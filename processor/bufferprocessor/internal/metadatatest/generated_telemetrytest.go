@@ -202,7 +202,7 @@ func AssertEqualProcessorBufferMemoryBytes(t *testing.T, tt *componenttest.Telem
 func AssertEqualProcessorBufferMemoryCapacity(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_buffer_memory_capacity",
-		Description: "Capacity of the memory queue in batches (the buffer setting). [Development]",
+		Description: "Capacity of the memory queue in batches (queue_size). [Development]",
 		Unit:        "{batch}",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
