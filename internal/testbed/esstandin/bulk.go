@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"net/http"
 	"sort"
@@ -526,9 +527,14 @@ func scanService(src []byte) string {
 // nextVersion records a write of an explicit document id and returns the document's new version
 // (1: created). With create set, an existing document is a conflict: ok false, with its version.
 func (s *Server) nextVersion(index, id string, create bool) (version int64, ok bool) {
+	var h maphash.Hash
+	h.SetSeed(s.idSeed)
+	_, _ = h.WriteString(index)
+	_ = h.WriteByte('/')
+	_, _ = h.WriteString(id)
+	key := h.Sum64()
 	s.idsMu.Lock()
 	defer s.idsMu.Unlock()
-	key := index + "/" + id
 	if v, exists := s.ids[key]; exists && create {
 		return v, false
 	}
