@@ -17,6 +17,14 @@ const (
 	breakerHalfOpen
 )
 
+// attempt says whether a delivery attempt is the circuit breaker's probe.
+type attempt int
+
+const (
+	attemptOrdinary attempt = iota // a first attempt, or a retry while the breaker is closed
+	attemptProbe                   // the one retry that tries the next consumer while the breaker is open
+)
+
 // circuitBreaker tracks a failing next consumer (Elasticsearch down, or refusing bulks). A
 // delivery's retryable error opens it, a delivery's success closes it. While it is not closed:
 //
@@ -46,10 +54,10 @@ func newCircuitBreaker(retry RetryConfig) *circuitBreaker {
 	return &circuitBreaker{retry: retry}
 }
 
-// failed records a retryable error of an attempt (probe: the attempt was the probe). It returns
+// failed records a retryable error of an attempt a. It returns
 // true when the breaker opened with it, and the channel closed when a probe succeeds (see
 // recovered).
-func (cb *circuitBreaker) failed(probe bool, now time.Time) (opened bool, recovered <-chan struct{}) {
+func (cb *circuitBreaker) failed(a attempt, now time.Time) (opened bool, recovered <-chan struct{}) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if cb.state == breakerClosed {
@@ -59,7 +67,7 @@ func (cb *circuitBreaker) failed(probe bool, now time.Time) (opened bool, recove
 		cb.scheduleProbeLocked(now)
 		return true, cb.recovered
 	}
-	if probe {
+	if a == attemptProbe {
 		cb.state = breakerOpen
 		cb.scheduleProbeLocked(now)
 	}
@@ -72,10 +80,10 @@ func (cb *circuitBreaker) scheduleProbeLocked(now time.Time) {
 	cb.nextProbe = now.Add(d)
 }
 
-// succeeded records a delivery's success (probe: it was the probe) and closes the breaker,
+// succeeded records the success of a delivery's attempt a and closes the breaker,
 // waking the deliveries waiting for a turn, and after a probe also those waiting their own
 // backoff. It returns true when the breaker was not closed.
-func (cb *circuitBreaker) succeeded(probe bool) bool {
+func (cb *circuitBreaker) succeeded(a attempt) bool {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if cb.state == breakerClosed {
@@ -83,7 +91,7 @@ func (cb *circuitBreaker) succeeded(probe bool) bool {
 	}
 	cb.state = breakerClosed
 	close(cb.closed)
-	if probe {
+	if a == attemptProbe {
 		close(cb.recovered)
 	}
 	return true
@@ -91,8 +99,8 @@ func (cb *circuitBreaker) succeeded(probe bool) bool {
 
 // abandonProbe gives the probe's turn back without a verdict on the next consumer (the attempt
 // failed permanently: the batch was at fault), so the next delivery may probe at once.
-func (cb *circuitBreaker) abandonProbe(probe bool, now time.Time) {
-	if !probe {
+func (cb *circuitBreaker) abandonProbe(a attempt, now time.Time) {
+	if a != attemptProbe {
 		return
 	}
 	cb.mu.Lock()
@@ -103,21 +111,21 @@ func (cb *circuitBreaker) abandonProbe(probe bool, now time.Time) {
 	cb.nextProbe = now
 }
 
-// turn tells a delivery that wants to retry whether it may try now. ok: go ahead; probe: as the
-// probe, which makes the breaker half-open (report the outcome with failed, succeeded or
+// turn tells a delivery that wants to retry whether it may try now. ok: go ahead, as attempt a
+// (attemptProbe makes the breaker half-open (report the outcome with failed, succeeded or
 // abandonProbe). Otherwise wait until the breaker closes (closed) or until, at most, wait has
 // passed, then ask again.
-func (cb *circuitBreaker) turn(now time.Time) (ok, probe bool, wait time.Duration, closed <-chan struct{}) {
+func (cb *circuitBreaker) turn(now time.Time) (ok bool, a attempt, wait time.Duration, closed <-chan struct{}) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	switch {
 	case cb.state == breakerClosed:
-		return true, false, 0, nil
+		return true, attemptOrdinary, 0, nil
 	case cb.state == breakerHalfOpen:
-		return false, false, cb.retry.InitialInterval, cb.closed // its outcome sets the next turn
+		return false, attemptOrdinary, cb.retry.InitialInterval, cb.closed // its outcome sets the next turn
 	case now.Before(cb.nextProbe):
-		return false, false, cb.nextProbe.Sub(now), cb.closed
+		return false, attemptOrdinary, cb.nextProbe.Sub(now), cb.closed
 	}
 	cb.state = breakerHalfOpen
-	return true, true, 0, nil
+	return true, attemptProbe, 0, nil
 }

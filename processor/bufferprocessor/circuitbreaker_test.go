@@ -36,11 +36,11 @@ func TestCircuitBreakerStates(t *testing.T) {
 
 	ok, probe, _, _ := cb.turn(t0)
 	require.True(t, ok, "closed: a retry goes at once")
-	require.False(t, probe)
+	require.Equal(t, attemptOrdinary, probe)
 
-	opened, recovered := cb.failed(false, t0)
+	opened, recovered := cb.failed(attemptOrdinary, t0)
 	require.True(t, opened)
-	again, recovered2 := cb.failed(false, t0) // a second worker's failure finds it open
+	again, recovered2 := cb.failed(attemptOrdinary, t0) // a second worker's failure finds it open
 	require.False(t, again)
 	require.Equal(t, recovered, recovered2)
 
@@ -51,36 +51,36 @@ func TestCircuitBreakerStates(t *testing.T) {
 
 	ok, probe, _, _ = cb.turn(t0.Add(wait))
 	require.True(t, ok)
-	require.True(t, probe, "the first retry at the probe's time is the probe")
+	require.Equal(t, attemptProbe, probe, "the first retry at the probe's time is the probe")
 	ok, _, _, _ = cb.turn(t0.Add(wait + time.Hour))
 	require.False(t, ok, "half-open: one probe at a time")
 
 	t1 := t0.Add(wait)
-	cb.failed(true, t1)
+	cb.failed(attemptProbe, t1)
 	ok, _, wait2, _ := cb.turn(t1)
 	require.False(t, ok)
 	assert.GreaterOrEqual(t, wait2, 2*initial*8/10, "a failed probe doubles the probes' interval")
 
 	ok, probe, _, _ = cb.turn(t1.Add(wait2))
-	require.True(t, ok && probe)
-	cb.abandonProbe(true, t1.Add(wait2)) // the batch was at fault: the next may probe at once
+	require.True(t, ok && probe == attemptProbe)
+	cb.abandonProbe(attemptProbe, t1.Add(wait2)) // the batch was at fault: the next may probe at once
 	ok, probe, _, _ = cb.turn(t1.Add(wait2))
-	require.True(t, ok && probe)
+	require.True(t, ok && probe == attemptProbe)
 
 	require.False(t, isClosed(closed))
-	require.True(t, cb.succeeded(true))
+	require.True(t, cb.succeeded(attemptProbe))
 	assert.True(t, isClosed(closed), "a success wakes the deliveries waiting for a turn")
 	assert.True(t, isClosed(recovered), "a probe's success wakes those waiting their own backoff")
 	ok, probe, _, _ = cb.turn(t1)
 	require.True(t, ok)
-	require.False(t, probe)
-	require.False(t, cb.succeeded(false), "already closed")
+	require.Equal(t, attemptOrdinary, probe)
+	require.False(t, cb.succeeded(attemptOrdinary), "already closed")
 
 	// A first attempt's success closes the breaker, but proves nothing about the failing batches:
 	// those waiting their own backoff keep waiting.
-	_, recovered = cb.failed(false, t1)
+	_, recovered = cb.failed(attemptOrdinary, t1)
 	_, _, _, closed = cb.turn(t1)
-	require.True(t, cb.succeeded(false))
+	require.True(t, cb.succeeded(attemptOrdinary))
 	assert.True(t, isClosed(closed))
 	assert.False(t, isClosed(recovered))
 }

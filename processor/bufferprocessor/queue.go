@@ -615,14 +615,22 @@ func (q *queue) stop() {
 	q.mu.Unlock()
 }
 
+// deliveryProgress says whether a stopped delivery had handed some of its parts over.
+type deliveryProgress int
+
+const (
+	nothingDelivered deliveryProgress = iota
+	partlyDelivered                   // td holds only what is left: the batches' disk records hold more
+)
+
 // abandon handles a delivery that will not complete (shutdown): with storage, what is left of it
-// (td: the batches merged, less the parts already delivered when partial) is written to disk as one
+// (td: the batches merged, less the parts already delivered when partlyDelivered) is written to disk as one
 // record (disk batches are simply left unacknowledged, to be replayed, unless that record is needed:
 // some parts were delivered, or some batches were only in memory); without, it is counted as
 // dropped. It returns the spans that were lost.
-func (q *queue) abandon(batches []batch, td ptrace.Traces, partial bool) int64 {
+func (q *queue) abandon(batches []batch, td ptrace.Traces, progress deliveryProgress) int64 {
 	memSpans := memorySpans(batches)
-	if memSpans == 0 && !partial {
+	if memSpans == 0 && progress == nothingDelivered {
 		return 0 // every record is on disk, unacknowledged: replayed after restart
 	}
 	var m ptrace.ProtoMarshaler
@@ -679,7 +687,7 @@ func (q *queue) drain() int64 {
 			}
 			continue
 		}
-		lost += q.abandon([]batch{b}, b.td, false)
+		lost += q.abandon([]batch{b}, b.td, nothingDelivered)
 		b.release()
 	}
 	return lost

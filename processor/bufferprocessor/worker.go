@@ -114,23 +114,13 @@ func (p *bufferProcessor) deliver(batches []batch) {
 		releaseParts(parts, td)
 		releaseDelivery(batches, td)
 	}()
-	accepted := true
-	for i := range parts {
-		switch p.deliverPart(&parts[i], single) {
-		case partStopped:
-			// Shutdown stopped the delivery: what is not delivered yet goes to disk (or is
-			// counted as lost without storage).
-			rest := mergeParts(parts[i:])
-			lost := p.q.abandon(batches, rest, i > 0)
-			p.lostAtShutdown.Add(lost)
-			p.keptAtShutdown.Add(int64(rest.SpanCount()) - lost)
-			if len(parts)-i > 1 {
-				pref.UnrefTraces(rest) // merged here
-			}
-			return
-		case partDropped:
-			accepted = false
-		}
+	form := waitDecoded
+	if single {
+		form = waitSerialized
+	}
+	accepted, stopped := p.deliverParts(batches, parts, form)
+	if stopped {
+		return
 	}
 	p.finish(batches)
 	if !accepted {
@@ -163,6 +153,33 @@ func (p *bufferProcessor) markDispatched(batches []batch) (spans, size int64) {
 	return spans, size
 }
 
+// deliverParts delivers the parts in order; accepted: every part was accepted whole; stopped:
+// shutdown stopped the delivery, and what was not delivered went to disk (or is counted as lost
+// without storage).
+func (p *bufferProcessor) deliverParts(batches []batch, parts []ptrace.Traces, form waitForm) (accepted, stopped bool) {
+	accepted = true
+	for i := range parts {
+		switch p.deliverPart(&parts[i], form) {
+		case partStopped:
+			rest := mergeParts(parts[i:])
+			progress := nothingDelivered
+			if i > 0 {
+				progress = partlyDelivered
+			}
+			lost := p.q.abandon(batches, rest, progress)
+			p.lostAtShutdown.Add(lost)
+			p.keptAtShutdown.Add(int64(rest.SpanCount()) - lost)
+			if len(parts)-i > 1 {
+				pref.UnrefTraces(rest) // merged here
+			}
+			return false, true
+		case partDropped:
+			accepted = false
+		}
+	}
+	return accepted, false
+}
+
 // partOutcome is how the delivery of one part ended.
 type partOutcome int
 
@@ -172,25 +189,39 @@ const (
 	partStopped              // shutdown stopped it
 )
 
+// waitForm is how a part waits between failed attempts.
+type waitForm int
+
+const (
+	waitDecoded    waitForm = iota // one of several parts: parts stay decoded (they share the merged batch)
+	waitSerialized                 // a delivery in one part: serialized, so the GC does not mark it again and again
+)
+
+// partRetry is one part's delivery across its attempts.
+type partRetry struct {
+	td      *ptrace.Traces // the part; a new batch (the same spans) after waiting serialized
+	form    waitForm
+	spans   int64
+	start   time.Time
+	attempt attempt // the next attempt's kind
+}
+
 // deliverPart sends *td until the next consumer accepts it, it fails permanently or max_elapsed
-// runs out (both dropped and counted), or shutdown stops retries. With spill, the batch waits
-// serialized between attempts, and *td is a new batch (the same spans) after a failed one.
-func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome {
-	spans := int64(td.SpanCount())
-	start := time.Now()
+// runs out (both dropped and counted), or shutdown stops retries.
+func (p *bufferProcessor) deliverPart(td *ptrace.Traces, form waitForm) partOutcome {
+	r := &partRetry{td: td, form: form, spans: int64(td.SpanCount()), start: time.Now()}
 	bo := newBackoff(p.cfg.Retry)
-	probe := false       // the attempt is the circuit breaker's probe
 	headDropped := false // a probe's spans were refused permanently: the part is not accepted whole
 	for {
 		var err error
-		if probe && spans > probeSpans {
+		if r.attempt == attemptProbe && r.spans > probeSpans {
 			var outcome headOutcome
 			switch outcome, err = p.probeWithHead(td); outcome {
 			case headAccepted, headRefused:
 				headDropped = headDropped || outcome == headRefused
 				// The next consumer answered (it is back, or refused those spans for good): the
 				// rest of the batch is tried at once.
-				spans, probe = int64(td.SpanCount()), false
+				r.spans, r.attempt = int64(td.SpanCount()), attemptOrdinary
 				continue
 			case headStopped:
 				return partStopped
@@ -198,37 +229,43 @@ func (p *bufferProcessor) deliverPart(td *ptrace.Traces, spill bool) partOutcome
 			// headFailed: the probe failed with a retryable error; the batch waits as below.
 		} else {
 			err = p.next.ConsumeTraces(p.deliverCtx, *td)
-			if err != nil && p.deliverCtx.Err() != nil {
-				// Shutdown's deadline cancelled the delivery: whatever the error says (permanent, or
-				// max_elapsed running out now), the batch goes to disk when there is storage.
-				return partStopped
-			}
-			if err == nil {
-				p.accepted(spans, probe)
-				if headDropped {
-					return partDropped
-				}
-				return partAccepted
-			}
-			if consumererror.IsPermanent(err) {
-				p.refused(spans, probe, err)
-				return partDropped
+			if outcome, done := p.attemptOutcome(r, err, headDropped); done {
+				return outcome
 			}
 		}
-		recovered := p.attemptFailed(probe)
-		wait, again := bo.next(time.Since(start))
+		recovered := p.attemptFailed(r.attempt)
+		wait, again := bo.next(time.Since(r.start))
 		p.state.failed(err, wait, time.Now())
 		if !again {
-			p.countExhausted(spans, err)
+			p.countExhausted(r.spans, err)
 			return partDropped
 		}
 		p.tel.ProcessorBufferRetries.Add(p.ctx, 1)
-		var outcome partOutcome
-		probe, outcome = p.awaitRetry(td, spill, wait, recovered, start, spans)
-		if outcome != partAccepted {
+		if outcome := p.awaitRetry(r, wait, recovered); outcome != partAccepted {
 			return outcome
 		}
 	}
+}
+
+// attemptOutcome ends a part's delivery after an attempt that returned err, unless the error is
+// retryable (done false).
+func (p *bufferProcessor) attemptOutcome(r *partRetry, err error, headDropped bool) (outcome partOutcome, done bool) {
+	switch {
+	case err != nil && p.deliverCtx.Err() != nil:
+		// Shutdown's deadline cancelled the delivery: whatever the error says (permanent, or
+		// max_elapsed running out now), the batch goes to disk when there is storage.
+		return partStopped, true
+	case err == nil:
+		p.accepted(r.spans, r.attempt)
+		if headDropped {
+			return partDropped, true
+		}
+		return partAccepted, true
+	case consumererror.IsPermanent(err):
+		p.refused(r.spans, r.attempt, err)
+		return partDropped, true
+	}
+	return partAccepted, false
 }
 
 // probeSpans bounds what a probe sends. A probe asks whether the next consumer is back, and a
@@ -256,13 +293,13 @@ func (p *bufferProcessor) probeWithHead(td *ptrace.Traces) (headOutcome, error) 
 	err := p.next.ConsumeTraces(p.deliverCtx, head)
 	switch {
 	case err == nil:
-		p.accepted(n, true)
+		p.accepted(n, attemptProbe)
 		return headAccepted, nil
 	case p.deliverCtx.Err() != nil:
 		head.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 		return headStopped, err
 	case consumererror.IsPermanent(err):
-		p.refused(n, true, err)
+		p.refused(n, attemptProbe, err)
 		return headRefused, err
 	}
 	head.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
@@ -270,9 +307,9 @@ func (p *bufferProcessor) probeWithHead(td *ptrace.Traces) (headOutcome, error) 
 }
 
 // accepted counts spans the next consumer accepted; a success closes the circuit breaker.
-func (p *bufferProcessor) accepted(spans int64, probe bool) {
+func (p *bufferProcessor) accepted(spans int64, a attempt) {
 	p.tel.ProcessorBufferDeliveredSpans.Add(p.ctx, spans)
-	if p.breaker.succeeded(probe) {
+	if p.breaker.succeeded(a) {
 		p.state.succeeded(time.Now())
 		p.q.breakerOpen.Store(false)
 		p.logger.Debug("A delivery succeeded: queued batches stay decoded again")
@@ -280,8 +317,8 @@ func (p *bufferProcessor) accepted(spans int64, probe bool) {
 }
 
 // refused drops and counts spans the next consumer refused permanently.
-func (p *bufferProcessor) refused(spans int64, probe bool, err error) {
-	p.breaker.abandonProbe(probe, time.Now())
+func (p *bufferProcessor) refused(spans int64, a attempt, err error) {
+	p.breaker.abandonProbe(a, time.Now())
 	p.countDrop(reasonPermanent, spans)
 	p.logger.Error("Dropping spans: the next consumer refused them permanently", zap.Int64("spans", spans), zap.Error(err))
 }
@@ -294,8 +331,8 @@ func (p *bufferProcessor) countExhausted(spans int64, err error) {
 // attemptFailed records a retryable failure with the circuit breaker and, when the breaker opens
 // with it, serializes the memory queue's decoded batches. It returns the channel closed when a
 // probe succeeds.
-func (p *bufferProcessor) attemptFailed(probe bool) <-chan struct{} {
-	opened, recovered := p.breaker.failed(probe, time.Now())
+func (p *bufferProcessor) attemptFailed(a attempt) <-chan struct{} {
+	opened, recovered := p.breaker.failed(a, time.Now())
 	if opened {
 		p.q.breakerOpen.Store(true)
 		n := p.q.spill()
@@ -304,45 +341,45 @@ func (p *bufferProcessor) attemptFailed(probe bool) <-chan struct{} {
 	return recovered
 }
 
-// awaitRetry waits for the delivery's next attempt: its own backoff (wait, cut short when a probe
-// succeeds), then its turn with the circuit breaker, the batch serialized meanwhile with spill.
-// It returns whether the attempt is the breaker's probe, and partAccepted to make it, partStopped (shutdown)
-// or partDropped (max_elapsed ran out waiting for a turn, counted).
-func (p *bufferProcessor) awaitRetry(td *ptrace.Traces, spill bool, wait time.Duration, recovered <-chan struct{}, start time.Time, spans int64) (probe bool, outcome partOutcome) {
+// awaitRetry waits for the part's next attempt: its own backoff (wait, cut short when a probe
+// succeeds: recovered), then its turn with the circuit breaker, the part serialized meanwhile when
+// r.form says so. It sets r.attempt and returns partAccepted to make it, partStopped (shutdown) or
+// partDropped (max_elapsed ran out waiting for a turn, or the serialized part does not decode;
+// counted).
+func (p *bufferProcessor) awaitRetry(r *partRetry, wait time.Duration, recovered <-chan struct{}) partOutcome {
 	var payload []byte
-	if spill {
-		payload = spillBatch(td)
+	if r.form == waitSerialized {
+		payload = spillBatch(r.td)
 	}
-	outcome = partAccepted
+	outcome := partAccepted
 	wake := recovered
+	r.attempt = attemptOrdinary
 	for {
 		if !p.pauseUntil(wait, wake) {
 			outcome = partStopped
 			break
 		}
-		ok, pr, w, closed := p.breaker.turn(time.Now())
+		ok, a, w, closed := p.breaker.turn(time.Now())
 		if ok {
-			probe = pr
+			r.attempt = a
 			break
 		}
-		if maxElapsed := p.cfg.Retry.MaxElapsed; maxElapsed > 0 && time.Since(start) >= maxElapsed {
-			p.countExhausted(spans, errors.New("the next consumer kept failing"))
+		if maxElapsed := p.cfg.Retry.MaxElapsed; maxElapsed > 0 && time.Since(r.start) >= maxElapsed {
+			p.countExhausted(r.spans, errors.New("the next consumer kept failing"))
 			outcome = partDropped
 			break
 		}
 		wait, wake = w, closed
 	}
 	if payload != nil {
-		if err := restoreBatch(td, payload); err != nil {
-			if probe {
-				p.breaker.abandonProbe(true, time.Now())
-			}
-			p.countDrop(reasonUndecodable, spans)
-			p.logger.Error("Dropping spans: a batch serialized while the next consumer failed does not decode", zap.Int64("spans", spans), zap.Error(err))
-			return false, partDropped
+		if err := restoreBatch(r.td, payload); err != nil {
+			p.breaker.abandonProbe(r.attempt, time.Now())
+			p.countDrop(reasonUndecodable, r.spans)
+			p.logger.Error("Dropping spans: a batch serialized while the next consumer failed does not decode", zap.Int64("spans", r.spans), zap.Error(err))
+			return partDropped
 		}
 	}
-	return probe, outcome
+	return outcome
 }
 
 // pauseUntil waits d, or until wake is closed (nil: never); false when retries are stopped
