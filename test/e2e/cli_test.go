@@ -57,7 +57,7 @@ func TestComponents(t *testing.T) {
 		"processors": {"batch", "buffer", "elasticmapping", "memory_limiter"},
 		// otlp_grpc and otlp_http are built in but not listed: see testdata/otlp-exporters.yaml.
 		"exporters":  {"debug", "elasticsearch"},
-		"extensions": {"basicauth", "bearertokenauth", "file_storage", "health_check", "pprof", "zpages"},
+		"extensions": {"basicauth", "bearertokenauth", "file_storage", "health_check", "pprof", "readylog", "zpages"},
 	}
 	for kind, names := range want {
 		if got := strings.Join(sections[kind], ","); got != strings.Join(names, ",") {

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net"
 	"net/http"
@@ -113,14 +114,33 @@ func gzipBomb(size int) []byte {
 	return b.Bytes()
 }
 
+// testSpanIDs derives a span's ids from its service and name, so that the spans of different
+// tests and protocols have ids of their own: a span id is a document id, and Elasticsearch keeps
+// the first document of an id (tracegate's configs set them from the span's ids).
+func testSpanIDs(service, name string) (traceHigh, traceLow, span uint64) {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(service + "\x00" + name))
+	span = h.Sum64() | 1 // never 0: an empty id
+	_, _ = h.Write([]byte{1})
+	traceHigh = h.Sum64()
+	_, _ = h.Write([]byte{2})
+	return traceHigh, h.Sum64() | 1, span
+}
+
 // validOTLP is a small, valid OTLP protobuf request; name and service may carry invalid UTF-8.
 func validOTLP(service, name string) []byte {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", service)
 	s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	s.SetTraceID(pcommon.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
-	s.SetSpanID(pcommon.SpanID{1, 2, 3, 4, 5, 6, 7, 8})
+	hi, lo, sid := testSpanIDs(service, name)
+	var tid [16]byte
+	binenc.BigEndian.PutUint64(tid[:8], hi)
+	binenc.BigEndian.PutUint64(tid[8:], lo)
+	var spanID [8]byte
+	binenc.BigEndian.PutUint64(spanID[:], sid)
+	s.SetTraceID(tid)
+	s.SetSpanID(spanID)
 	s.SetName(name)
 	s.Attributes().PutStr("k", name)
 	now := time.Now()
@@ -131,16 +151,18 @@ func validOTLP(service, name string) []byte {
 }
 
 func validZipkinJSON(service, name string) []byte {
-	return []byte(fmt.Sprintf(`[{"traceId":"0102030405060708090a0b0c0d0e0f10","id":"0102030405060708","name":%q,`+
+	hi, lo, sid := testSpanIDs(service, name)
+	return []byte(fmt.Sprintf(`[{"traceId":"%016x%016x","id":"%016x","name":%q,`+
 		`"timestamp":%d,"duration":1000,"localEndpoint":{"serviceName":%q},"tags":{"k":%q}}]`,
-		name, time.Now().UnixMicro(), service, name))
+		hi, lo, sid, name, time.Now().UnixMicro(), service, name))
 }
 
 func validJaeger(t *testing.T, service, name string) []byte {
+	hi, lo, sid := testSpanIDs(service, name)
 	b, err := tracesend.EncodeJaegerBinary(context.Background(), &jaeger.Batch{
 		Process: &jaeger.Process{ServiceName: service},
 		Spans: []*jaeger.Span{{
-			TraceIdLow: 1, TraceIdHigh: 2, SpanId: 3, OperationName: name,
+			TraceIdLow: int64(lo), TraceIdHigh: int64(hi), SpanId: int64(sid), OperationName: name,
 			StartTime: time.Now().UnixMicro(), Duration: 1000,
 			Tags: []*jaeger.Tag{{Key: "k", VType: jaeger.TagType_STRING, VStr: &name}},
 		}},
@@ -152,9 +174,10 @@ func validJaeger(t *testing.T, service, name string) []byte {
 }
 
 func validDDv04(service, name string) []byte {
+	_, lo, sid := testSpanIDs(service, name)
 	return tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{
 		Service: service, Name: name, Resource: name,
-		TraceID: 1, SpanID: 2, Start: time.Now().UnixNano(), Duration: 1000, Meta: map[string]string{"k": name},
+		TraceID: lo, SpanID: sid, Start: time.Now().UnixNano(), Duration: 1000, Meta: map[string]string{"k": name},
 	}}})
 }
 
