@@ -104,15 +104,21 @@ func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
 		if !ok {
 			break
 		}
-		it, known := parsed[string(actionLine)]
+		// With document ids every line differs, but only in its id: the line without it is
+		// parsed once, the id set after.
+		key, id, hasID := withoutID(actionLine)
+		it, known := parsed[string(key)]
 		if !known {
 			var rerr *requestError
-			if it, rerr = parseAction(actionLine, line, defaultIndex); rerr != nil {
+			if it, rerr = parseAction(key, line, defaultIndex); rerr != nil {
 				return nil, rerr
 			}
 			if len(parsed) < maxParsed {
-				parsed[string(actionLine)] = it
+				parsed[string(key)] = it
 			}
+		}
+		if hasID {
+			it.meta.ID = id
 		}
 		if it.action != "delete" {
 			src, ok := nextLine()
@@ -127,6 +133,23 @@ func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
 		items = append(items, it)
 	}
 	return items, nil
+}
+
+// withoutID returns an action line ending in `,"_id":"<id>"}}` without that member, and the id,
+// when the id needs no unescaping and the line names no other _id (Elasticsearch refuses a
+// duplicate key, and parseAction must see it); otherwise the line itself.
+func withoutID(line []byte) (rest []byte, id string, ok bool) {
+	const member, end = `,"_id":"`, `"}}`
+	i := bytes.LastIndex(line, []byte(member))
+	if i < 0 || !bytes.HasSuffix(line, []byte(end)) {
+		return line, "", false
+	}
+	idBytes := line[i+len(member) : len(line)-len(end)]
+	if bytes.ContainsAny(idBytes, `"\`) || bytes.Contains(line[:i], []byte(`"_id"`)) {
+		return line, "", false
+	}
+	rest = append(append(make([]byte, 0, i+2), line[:i]...), '}', '}')
+	return rest, string(idBytes), true
 }
 
 // parseAction parses the action line at line number line.

@@ -294,6 +294,8 @@ func TestBulkRequestErrors(t *testing.T) {
 		{"two actions on a line", "application/json", `{"create":{},"index":{}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"unknown parameter", "application/json", `{"create":{"_index":"a","color":"red"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"duplicate key in an action line", "application/json", `{"create":{"_index":"a","_index":"b"}}` + "\n{}\n", nil, 400, "x_content_parse_exception"},
+		{"duplicate _id in an action line", "application/json", `{"create":{"_index":"a","_id":"x","_id":"y"}}` + "\n{}\n", nil, 400, "x_content_parse_exception"},
+		{"an _id beside an unknown key", "application/json", `{"create":{"_index":"a","colour":1,"_id":"x"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"unknown op_type", "application/json", `{"index":{"_index":"a","op_type":"upsert"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"no index anywhere", "application/json", `{"create":{}}` + "\n{}\n", nil, 400, "action_request_validation_exception"},
 		{"missing source", "application/json", `{"create":{"_index":"a"}}` + "\n", nil, 400, "action_request_validation_exception"},
@@ -721,4 +723,22 @@ const tsIndex = ".ds-metrics-app.otel-default-2026.11.30-000001"
 func tsDoc(metrics, host string) string {
 	return `{"@timestamp":"2026-11-30T00:00:00Z","_metric_names_hash":"h1","resource":{"attributes":{"host.name":"` + host +
 		`"}},"metrics":` + metrics + `}`
+}
+
+// TestWithoutID: an action line that differs from the others only in its trailing _id is parsed
+// once without it; any other shape goes to the parser whole.
+func TestWithoutID(t *testing.T) {
+	for _, tc := range []struct{ line, rest, id string }{
+		{`{"create":{"_index":"traces-x","_id":"4bf9"}}`, `{"create":{"_index":"traces-x"}}`, "4bf9"},
+		{`{"create":{"_index":"traces-x"}}`, `{"create":{"_index":"traces-x"}}`, ""},
+		{`{"create":{"_id":"a","_index":"x"}}`, `{"create":{"_id":"a","_index":"x"}}`, ""},       // not last
+		{`{"create":{"_index":"x","_id":"a\"b"}}`, `{"create":{"_index":"x","_id":"a\"b"}}`, ""}, // escaped
+		{`{"create":{"_index":"x","_id":"a","_id":"b"}}`, `{"create":{"_index":"x","_id":"a","_id":"b"}}`, ""},
+		{`{"create":{"_index":"x","_id":"a"}} `, `{"create":{"_index":"x","_id":"a"}} `, ""},
+	} {
+		rest, id, ok := withoutID([]byte(tc.line))
+		if string(rest) != tc.rest || id != tc.id || ok != (tc.id != "") {
+			t.Errorf("withoutID(%s) = %s, %q, %v; want %s, %q", tc.line, rest, id, ok, tc.rest, tc.id)
+		}
+	}
 }
