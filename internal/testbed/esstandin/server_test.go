@@ -295,7 +295,7 @@ func TestBulkRequestErrors(t *testing.T) {
 		{"unknown parameter", "application/json", `{"create":{"_index":"a","color":"red"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"duplicate key in an action line", "application/json", `{"create":{"_index":"a","_index":"b"}}` + "\n{}\n", nil, 400, "x_content_parse_exception"},
 		{"duplicate _id in an action line", "application/json", `{"create":{"_index":"a","_id":"x","_id":"y"}}` + "\n{}\n", nil, 400, "x_content_parse_exception"},
-		{"an _id beside an unknown key", "application/json", `{"create":{"_index":"a","colour":1,"_id":"x"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
+		{"an _id beside an unknown key", "application/json", `{"create":{"_index":"a","hue":1,"_id":"x"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"unknown op_type", "application/json", `{"index":{"_index":"a","op_type":"upsert"}}` + "\n{}\n", nil, 400, "illegal_argument_exception"},
 		{"no index anywhere", "application/json", `{"create":{}}` + "\n{}\n", nil, 400, "action_request_validation_exception"},
 		{"missing source", "application/json", `{"create":{"_index":"a"}}` + "\n", nil, 400, "action_request_validation_exception"},
