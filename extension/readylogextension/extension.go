@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/extension/extensioncapabilities"
 	"go.uber.org/zap"
+
+	"github.com/tracegate/tracegate/processor/bufferprocessor"
 )
 
 // readyLog keeps the collector's configuration (NotifyConfig comes before the pipelines start)
@@ -122,7 +124,7 @@ func bufferModes(conf map[string]any) []string {
 		}
 		mode := fmt.Sprint(storage["mode"])
 		if storage["mode"] == nil {
-			mode = "overflow"
+			mode = bufferprocessor.ModeOverflow // the buffer's default
 		}
 		out = append(out, fmt.Sprintf("%s=%s %v", id, mode, storage["directory"]))
 	}

@@ -11,20 +11,21 @@ import (
 type inFlight struct {
 	mu         sync.Mutex
 	spans      int64
+	memSpans   int64 // of those, the spans only in memory (no disk record): lost if a delivery never returns
 	deliveries map[int]inFlightDelivery
 	nextID     int
 }
 
 type inFlightDelivery struct {
-	spans  int64
-	oldest time.Time // when the delivery's oldest batch was enqueued
+	spans, memSpans int64
+	oldest          time.Time // when the delivery's oldest batch was enqueued
 }
 
 func newInFlight() *inFlight { return &inFlight{deliveries: map[int]inFlightDelivery{}} }
 
 // begin records a delivery of batches and returns its id for end.
 func (f *inFlight) begin(batches []batch) int {
-	d := inFlightDelivery{}
+	d := inFlightDelivery{memSpans: memorySpans(batches)}
 	for _, b := range batches {
 		d.spans += b.spans
 		if d.oldest.IsZero() || b.enqueued.Before(d.oldest) {
@@ -36,6 +37,7 @@ func (f *inFlight) begin(batches []batch) int {
 	f.nextID++
 	f.deliveries[f.nextID] = d
 	f.spans += d.spans
+	f.memSpans += d.memSpans
 	return f.nextID
 }
 
@@ -43,7 +45,9 @@ func (f *inFlight) begin(batches []batch) int {
 func (f *inFlight) end(id int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.spans -= f.deliveries[id].spans
+	d := f.deliveries[id]
+	f.spans -= d.spans
+	f.memSpans -= d.memSpans
 	delete(f.deliveries, id)
 }
 
@@ -57,4 +61,11 @@ func (f *inFlight) stats() (spans int64, oldest time.Time) {
 		}
 	}
 	return f.spans, oldest
+}
+
+// memoryOnly returns the spans in flight that have no disk record.
+func (f *inFlight) memoryOnly() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.memSpans
 }

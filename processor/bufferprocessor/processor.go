@@ -45,13 +45,11 @@ type bufferProcessor struct {
 	stopOnce  sync.Once
 
 	lostAtShutdown atomic.Int64
-	// inFlightMemSpans counts the spans of deliveries in progress that exist only in memory: lost
-	// if Shutdown has to leave such a delivery behind (stuckGrace).
-	inFlightMemSpans atomic.Int64
 	// keptAtShutdown counts the spans Shutdown left on disk for the next start (stopped
 	// deliveries and the memory queue), for the line saying so.
 	keptAtShutdown atomic.Int64
-	// inFlight tracks every delivery in progress, for the gauges.
+	// inFlight tracks every delivery in progress: for the gauges, and for what a delivery that
+	// ignores shutdown's cancellation loses (its spans only in memory).
 	inFlight *inFlight
 	// state writes the operator's lines: deliveries failing and recovering, the buffer full.
 	state *stateLog
@@ -291,7 +289,7 @@ func (p *bufferProcessor) Shutdown(ctx context.Context) error {
 		case <-grace.C:
 			// The next consumer ignores cancellation. Its deliveries are left behind: their disk
 			// records stay unacknowledged (replayed), their memory-only spans are lost.
-			stuck := p.inFlightMemSpans.Load()
+			stuck := p.inFlight.memoryOnly()
 			p.countDrop(reasonShutdown, stuck)
 			p.lostAtShutdown.Add(stuck)
 			p.logger.Error("Deliveries did not return after being cancelled (the next consumer ignores cancellation); shutting down without them",

@@ -35,12 +35,9 @@ func (p *bufferProcessor) worker() {
 			return
 		}
 		if len(batches) > 0 {
-			mem := memorySpans(batches)
-			p.inFlightMemSpans.Add(mem)
 			id := p.inFlight.begin(batches)
 			p.deliver(batches)
 			p.inFlight.end(id)
-			p.inFlightMemSpans.Add(-mem)
 		}
 	}
 }
