@@ -32,24 +32,32 @@ type ListenerOptions struct {
 // when one was taken meanwhile.
 func PickListeners(o ListenerOptions) (Listeners, []byte, error) {
 	var errs []error
-	tcp := func() string {
-		p, err := FreePort()
-		errs = append(errs, err)
-		return fmt.Sprintf("127.0.0.1:%d", p)
+	// A free port is one the kernel handed out and took back, so two asks can get the same one:
+	// ask again until every listener has a port of its own.
+	used := map[int]bool{}
+	distinct := func(free func() (int, error)) int {
+		for range 100 {
+			p, err := free()
+			if err != nil {
+				errs = append(errs, err)
+				return p
+			}
+			if !used[p] {
+				used[p] = true
+				return p
+			}
+		}
+		errs = append(errs, errors.New("no distinct free port after 100 tries"))
+		return 0
 	}
-	udp := func() string {
-		p, err := FreeUDPPort()
-		errs = append(errs, err)
-		return fmt.Sprintf("127.0.0.1:%d", p)
-	}
+	tcp := func() string { return fmt.Sprintf("127.0.0.1:%d", distinct(FreePort)) }
+	udp := func() string { return fmt.Sprintf("127.0.0.1:%d", distinct(FreeUDPPort)) }
 	l := Listeners{
 		OTLPGRPC: tcp(), OTLPHTTP: tcp(), Zipkin: tcp(),
 		JaegerGRPC: tcp(), JaegerThriftHTTP: tcp(), JaegerCompact: udp(),
 		Health: tcp(), Pprof: tcp(),
 	}
-	metricsPort, err := FreePort()
-	errs = append(errs, err)
-	l.MetricsPort = metricsPort
+	l.MetricsPort = distinct(FreePort)
 
 	jaeger := map[string]any{
 		"grpc":           map[string]any{"endpoint": l.JaegerGRPC},
