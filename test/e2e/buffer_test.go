@@ -14,25 +14,48 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
 
-// otlpLoad sends OTLP/HTTP protobuf requests and remembers which spans were acknowledged with a
-// 2xx: those are the spans tracegate promised to deliver.
+// otlpLoad sends OTLP/HTTP protobuf requests of one signal (spans unless newSignalLoad says
+// otherwise) and remembers which items were acknowledged with a 2xx: those are the items tracegate
+// promised to deliver.
 type otlpLoad struct {
 	url string
+	sig signal
 
 	mu        sync.Mutex
-	acked     map[string]bool // span id (hex) → acknowledged
+	acked     map[string]bool // item id (a span's: hex) → acknowledged
 	statuses  map[int]int
 	transport int // transport errors
 }
 
-func newOTLPLoad(endpoint string) *otlpLoad {
-	return &otlpLoad{url: "http://" + endpoint + "/v1/traces", acked: map[string]bool{}, statuses: map[int]int{}}
+// signal is what an otlpLoad sends: how one request of n items is built, each item with an id of
+// its own, and how that id is found again in the documents the stand-in stored.
+type signal struct {
+	unit        string // what an item is called in messages: "spans"
+	path        string // OTLP/HTTP path
+	indexPrefix string // where its documents go
+	// request returns the protobuf body of one export request of n items and the items' ids.
+	request func(n int) (body []byte, ids []string)
+	// docID is the item id a document in an indexPrefix index carries.
+	docID func(d esstandin.Document) string
 }
 
-// send posts one request of n spans and returns its status (0 on a transport error).
-func (l *otlpLoad) send(ctx context.Context, n int) int {
+var traceSignal = signal{
+	unit: "spans", path: "/v1/traces", indexPrefix: "traces-", request: spanRequest,
+	docID: func(d esstandin.Document) string { return d.SpanID },
+}
+
+func newOTLPLoad(endpoint string) *otlpLoad { return newSignalLoad(endpoint, traceSignal) }
+
+func newSignalLoad(endpoint string, sig signal) *otlpLoad {
+	return &otlpLoad{url: "http://" + endpoint + sig.path, sig: sig, acked: map[string]bool{}, statuses: map[int]int{}}
+}
+
+// spanRequest is one trace of n spans; the ids are the span ids (hex).
+func spanRequest(n int) ([]byte, []string) {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	rs.Resource().Attributes().PutStr("service.name", "buffer-e2e")
@@ -57,6 +80,12 @@ func (l *otlpLoad) send(ctx context.Context, n int) int {
 	if err != nil {
 		panic(err)
 	}
+	return body, ids
+}
+
+// send posts one request of n items and returns its status (0 on a transport error).
+func (l *otlpLoad) send(ctx context.Context, n int) int {
+	body, ids := l.sig.request(n)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	resp, err := http.DefaultClient.Do(req)
@@ -77,7 +106,7 @@ func (l *otlpLoad) send(ctx context.Context, n int) int {
 }
 
 // run sends from clients goroutines, each one request every interval, until ctx ends.
-func (l *otlpLoad) run(ctx context.Context, clients, spansPerRequest int, interval time.Duration) {
+func (l *otlpLoad) run(ctx context.Context, clients, itemsPerRequest int, interval time.Duration) {
 	var wg sync.WaitGroup
 	for range clients {
 		wg.Go(func() {
@@ -88,7 +117,7 @@ func (l *otlpLoad) run(ctx context.Context, clients, spansPerRequest int, interv
 				case <-ctx.Done():
 					return
 				case <-tick.C:
-					l.send(ctx, spansPerRequest)
+					l.send(ctx, itemsPerRequest)
 				}
 			}
 		})
@@ -96,7 +125,7 @@ func (l *otlpLoad) run(ctx context.Context, clients, spansPerRequest int, interv
 	wg.Wait()
 }
 
-// checkAllAckedArrived waits until every acknowledged span is in the stand-in and returns how
+// checkAllAckedArrived waits until every acknowledged item is in the stand-in and returns how
 // many documents were duplicates. Clients may only have seen 2xx or a retryable 429/503.
 func checkAllAckedArrived(t *testing.T, g *gateway, l *otlpLoad, timeout time.Duration) int {
 	t.Helper()
@@ -123,10 +152,10 @@ func checkAllAckedArrived(t *testing.T, g *gateway, l *otlpLoad, timeout time.Du
 		dups += n - 1
 	}
 	if missing > 0 {
-		t.Errorf("%d of %d acknowledged spans never reached Elasticsearch", missing, acked)
+		t.Errorf("%d of %d acknowledged %s never reached Elasticsearch", missing, acked, l.sig.unit)
 	}
-	t.Logf("acknowledged %d spans, statuses %v, transport errors %d; arrived %d distinct, %d duplicates",
-		acked, statuses, l.transport, len(seen), dups)
+	t.Logf("acknowledged %d %s, statuses %v, transport errors %d; arrived %d distinct, %d duplicates",
+		acked, l.sig.unit, statuses, l.transport, len(seen), dups)
 	return dups
 }
 
@@ -174,21 +203,20 @@ func TestDurableSurvivesSIGKILL(t *testing.T) {
 	}
 }
 
-// spanIDCounts counts the span documents in the stand-in by span id.
-func spanIDCounts(t *testing.T, g *gateway) map[string]int {
-	t.Helper()
+// itemCounts counts the documents of sig's indices in the stand-in by the item id they carry.
+func itemCounts(g *gateway, sig signal) map[string]int {
 	seen := map[string]int{}
 	for _, d := range g.es.Documents() {
-		if strings.HasPrefix(d.Index, "traces-") {
-			seen[d.SpanID]++
+		if strings.HasPrefix(d.Index, sig.indexPrefix) {
+			seen[sig.docID(d)]++
 		}
 	}
 	return seen
 }
 
-// waitForAcked waits until every span id the load saw acknowledged is in the stand-in — less
+// waitForAcked waits until every item id the load saw acknowledged is in the stand-in — less
 // allowedLoss() (nil: none) — or until nothing new arrived for stall, or timeout; it returns the
-// span ids seen with their document counts. It compares distinct ids, not document counts:
+// item ids seen with their document counts. It compares distinct ids, not document counts:
 // duplicates (a bulk stored whose reply was lost, then sent again) would otherwise end the wait
 // while acknowledged records are still on their way.
 func waitForAcked(t *testing.T, g *gateway, l *otlpLoad, timeout, stall time.Duration, allowedLoss func() int) map[string]int {
@@ -196,7 +224,7 @@ func waitForAcked(t *testing.T, g *gateway, l *otlpLoad, timeout, stall time.Dur
 	deadline := time.Now().Add(timeout)
 	last, lastChange := -1, time.Now()
 	for {
-		seen := spanIDCounts(t, g)
+		seen := itemCounts(g, l.sig)
 		l.mu.Lock()
 		missing := 0
 		for id := range l.acked {
