@@ -35,7 +35,7 @@ func TestMaxBatchWait(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := memCfg()
-			cfg.Threads, cfg.MaxBatchSpans, cfg.MaxBatchWait = 4, tt.maxSpans, tt.wait
+			cfg.Threads, cfg.MaxBatchItems, cfg.MaxBatchWait = 4, tt.maxSpans, tt.wait
 			if tt.name == "a full queue goes at once" {
 				cfg.QueueSize = 10
 			}

@@ -114,7 +114,7 @@ func (c *probeCounter) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 // delivered, without waiting for the workers' own backoff.
 func TestOutageOneProbeAtATime(t *testing.T) {
 	cfg := memCfg()
-	cfg.Threads, cfg.MaxBatchSpans = 4, 0
+	cfg.Threads, cfg.MaxBatchItems = 4, 0
 	cfg.Retry = RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 4 * time.Millisecond}
 	next := &probeCounter{rec: newRecorder()}
 	next.down.Store(true)
@@ -142,14 +142,14 @@ func TestOutageOneProbeAtATime(t *testing.T) {
 }
 
 // queuedForms returns how many queued batches are held decoded and how many serialized.
-func queuedForms(q *queue) (decoded, serialized int) {
+func queuedForms(q *queue[ptrace.Traces]) (decoded, serialized int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, b := range q.batches[q.head:] {
 		switch {
-		case b.payload != nil && b.td == (ptrace.Traces{}):
+		case b.payload != nil && b.data == (ptrace.Traces{}):
 			serialized++
-		case b.td != (ptrace.Traces{}) && b.payload == nil:
+		case b.data != (ptrace.Traces{}) && b.payload == nil:
 			decoded++
 		}
 	}
@@ -166,7 +166,7 @@ func TestOpenBreakerQueuesSerialized(t *testing.T) {
 			if storage != "" {
 				cfg = diskCfg(t.TempDir(), storage, FsyncNever)
 			}
-			cfg.Threads, cfg.MaxBatchSpans = 1, 0
+			cfg.Threads, cfg.MaxBatchItems = 1, 0
 			cfg.Retry = RetryConfig{InitialInterval: 20 * time.Millisecond, MaxInterval: 20 * time.Millisecond}
 			rec := newRecorder()
 			rec.gate = make(chan struct{})
@@ -215,7 +215,7 @@ func TestShutdownSavesSerializedBatches(t *testing.T) {
 		t.Run(fmt.Sprintf("storage=%v", withStorage), func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := overflowCfgIf(withStorage, dir)
-			cfg.Threads, cfg.MaxBatchSpans, cfg.ShutdownTimeout = 1, 0, 100*time.Millisecond
+			cfg.Threads, cfg.MaxBatchItems, cfg.ShutdownTimeout = 1, 0, 100*time.Millisecond
 			cfg.Retry = RetryConfig{InitialInterval: time.Hour, MaxInterval: time.Hour}
 			rec := newRecorder()
 			rec.failFn = func(int) error { return errDown }
@@ -247,7 +247,7 @@ func TestShutdownSavesSerializedBatches(t *testing.T) {
 // serialized while the breaker is open (the caller keeps it), and the serialized batch decodes to
 // the same.
 func TestQueuePushForm(t *testing.T) {
-	q := newQueue(queueSettings{maxBatches: 10, onDrop: func(string, int64) {}, logger: zap.NewNop()})
+	q := newQueue(queueSettings[ptrace.Traces]{sig: tracesSignal{}, maxBatches: 10, onDrop: func(string, int64) {}, logger: zap.NewNop()})
 	td := makeTraces(1, 2, 3)
 	kept, err := q.push(context.Background(), td)
 	require.NoError(t, err)
@@ -275,11 +275,11 @@ func TestQueuePushForm(t *testing.T) {
 }
 
 // TestProbesSendAFewSpans: while the next consumer fails, the breaker's probes carry at most
-// probeSpans spans, not the whole batch (the exporter would encode all of it for nothing); the
+// probeItems spans, not the whole batch (the exporter would encode all of it for nothing); the
 // probe that succeeds is followed at once by the rest, and every span arrives once.
 func TestProbesSendAFewSpans(t *testing.T) {
 	cfg := memCfg()
-	cfg.Threads, cfg.MaxBatchSpans = 1, 0
+	cfg.Threads, cfg.MaxBatchItems = 1, 0
 	cfg.Retry = RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond}
 	var down atomic.Bool
 	down.Store(true)
@@ -303,10 +303,10 @@ func TestProbesSendAFewSpans(t *testing.T) {
 	assert.Equal(t, spans, calls[0], "the first attempt is the whole batch")
 	n := len(calls)
 	for i, c := range calls[1 : n-1] {
-		assert.LessOrEqual(t, c, probeSpans, "call %d of %v: a probe carried the whole batch", i+1, calls)
+		assert.LessOrEqual(t, c, probeItems, "call %d of %v: a probe carried the whole batch", i+1, calls)
 	}
-	assert.Equal(t, spans-probeSpans, calls[n-1], "after the probe that succeeded, the rest in one call")
-	assert.Equal(t, []int{probeSpans, spans - probeSpans}, next.calls, "delivered: the probe, then the rest")
+	assert.Equal(t, spans-probeItems, calls[n-1], "after the probe that succeeded, the rest in one call")
+	assert.Equal(t, []int{probeItems, spans - probeItems}, next.calls, "delivered: the probe, then the rest")
 	assert.False(t, h.p.q.breakerOpen.Load(), "the probe's success closed the breaker")
 }
 
@@ -314,7 +314,7 @@ func TestProbesSendAFewSpans(t *testing.T) {
 // spans (counted), and the rest of the batch is tried at once.
 func TestRefusedProbeDropsOnlyItsSpans(t *testing.T) {
 	cfg := memCfg()
-	cfg.Threads, cfg.MaxBatchSpans = 1, 0
+	cfg.Threads, cfg.MaxBatchItems = 1, 0
 	cfg.Retry = RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond}
 	next := newRecorder()
 	next.failFn = func(call int) error {
@@ -329,14 +329,14 @@ func TestRefusedProbeDropsOnlyItsSpans(t *testing.T) {
 	h := start(t, cfg, next, nil)
 	const spans = 200
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(0, spans)...)))
-	next.waitDistinct(t, spans-probeSpans)
+	next.waitDistinct(t, spans-probeItems)
 	h.shutdown(t)
 
 	calls := next.attemptSizes()
 	require.Len(t, calls, 3, "%v: the first attempt, the refused probe, the rest", calls)
-	assert.Equal(t, []int{spans, probeSpans, spans - probeSpans}, calls)
-	assert.Equal(t, spans-probeSpans, next.distinct(), "the rest arrived, the probe's spans did not")
-	assert.Equal(t, int64(probeSpans), h.sum(t, "processor_buffer_dropped_spans", reasonPermanent), "the refused probe's spans are counted")
+	assert.Equal(t, []int{spans, probeItems, spans - probeItems}, calls)
+	assert.Equal(t, spans-probeItems, next.distinct(), "the rest arrived, the probe's spans did not")
+	assert.Equal(t, int64(probeItems), h.sum(t, "processor_buffer_dropped_spans", reasonPermanent), "the refused probe's spans are counted")
 	_, err := h.tel.GetMetric("otelcol_processor_buffer_time")
 	assert.Error(t, err, "processor_buffer_time is the time to acceptance, and the batch was not accepted whole")
 }

@@ -14,7 +14,7 @@ import (
 const (
 	// ModeOverflow writes a batch to disk only when the memory queue is full.
 	ModeOverflow = "overflow"
-	// ModeWriteAhead writes every batch to disk before ConsumeTraces returns.
+	// ModeWriteAhead writes every batch to disk before ConsumeTraces (ConsumeLogs, ConsumeMetrics) returns.
 	ModeWriteAhead = "write_ahead"
 )
 
@@ -37,7 +37,7 @@ const (
 const (
 	maxThreads       = 1024
 	maxQueueSize     = 1_000_000
-	maxBatchSpansCap = 1_000_000
+	maxBatchItemsCap = 1_000_000
 	maxCapacityMiB   = 1 << 20 // 1 TiB
 	maxFsyncInterval = time.Minute
 	maxRetryInterval = time.Hour
@@ -51,15 +51,18 @@ type Config struct {
 	// Threads is the number of workers delivering to the next consumer, i.e. the number of
 	// deliveries (Elasticsearch bulks) in flight. Default 8; 1..1024.
 	Threads int `mapstructure:"threads"`
-	// QueueSize is the memory queue's capacity in batches (one batch = one ConsumeTraces call).
-	// The queue is also bounded to 256 MiB of serialized spans. Default 100; 1..1000000. The
-	// deprecated key buffer still sets it (see Unmarshal).
+	// QueueSize is the memory queue's capacity in batches (one batch = one ConsumeTraces,
+	// ConsumeLogs or ConsumeMetrics call). The queue is also bounded to 256 MiB of serialized data.
+	// Default 100; 1..1000000. The deprecated key buffer still sets it (see Unmarshal).
 	QueueSize int `mapstructure:"queue_size"`
-	// MaxBatchSpans, when > 0, lets a worker merge consecutive queued batches into one delivery of
-	// at most this many spans (and at most 8 MiB serialized). 0 (default) delivers batches as queued.
-	MaxBatchSpans int `mapstructure:"max_batch_spans"`
-	// MaxBatchWait, with max_batch_spans, lets batches gather in memory into one delivery: a worker
-	// does not take fewer than max_batch_spans spans until the oldest queued batch has waited this
+	// MaxBatchItems, when > 0, lets a worker merge consecutive queued batches into one delivery of
+	// at most this many items — spans, log records or metric data points, per the pipeline's
+	// signal — and at most 8 MiB serialized. 0 (default) delivers batches as queued. A delivery
+	// that fails is retried as it was merged, never merged again. The deprecated key
+	// max_batch_spans still sets it.
+	MaxBatchItems int `mapstructure:"max_batch_items"`
+	// MaxBatchWait, with max_batch_items, lets batches gather in memory into one delivery: a worker
+	// does not take fewer than max_batch_items items until the oldest queued batch has waited this
 	// long (the batch processor's timeout). ConsumeTraces does not wait for it; only the time to
 	// Elasticsearch does. 0 (default): deliver what is queued at once. 0..1m.
 	MaxBatchWait time.Duration `mapstructure:"max_batch_wait"`
@@ -84,37 +87,60 @@ type Config struct {
 	// kill timeout (Kubernetes: terminationGracePeriodSeconds, 30s by default). Default 10s; 1ms..1h.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 
-	// deprecatedKeys records how the configuration used deprecatedBufferKey, for the warning at
-	// Start and for Validate.
-	deprecatedKeys deprecatedKeyUse
+	// renamed records which deprecated keys the configuration used, for the warnings at Start and
+	// for Validate.
+	renamed []renamedKeyUse
 }
 
-// The memory queue's size was called buffer, the processor's own name; queue_size says what it is.
-const (
-	queueSizeKey        = "queue_size"
-	deprecatedBufferKey = "buffer"
-)
+// renamedKey is a setting's old name, still read as the new one.
+type renamedKey struct{ old, current string }
 
-// deprecatedKeyUse is how a configuration used deprecatedBufferKey.
-type deprecatedKeyUse struct {
-	buffer     bool // set, and read as queue_size
-	bufferBoth bool // set together with queue_size: Validate refuses it
+// renamedKeys: the memory queue's size was called buffer, the processor's own name (queue_size
+// says what it is); max_batch_spans became max_batch_items when the buffer took logs and metrics.
+var renamedKeys = []renamedKey{
+	{old: "buffer", current: "queue_size"},
+	{old: "max_batch_spans", current: "max_batch_items"},
 }
 
-// Unmarshal reads the configuration, taking the deprecated key buffer for queue_size.
+// renamedKeyUse is how a configuration used a deprecated key.
+type renamedKeyUse struct {
+	renamedKey
+	both bool // set together with its new name: Validate refuses it
+}
+
+// Unmarshal reads the configuration, taking the deprecated keys for their new names.
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
-	if conf.IsSet(deprecatedBufferKey) {
-		m := conf.ToStringMap()
-		cfg.deprecatedKeys.buffer = true
-		if _, both := m[queueSizeKey]; both {
-			cfg.deprecatedKeys.bufferBoth = true
-		} else {
-			m[queueSizeKey] = m[deprecatedBufferKey]
+	var m map[string]any
+	for _, k := range renamedKeys {
+		if !conf.IsSet(k.old) {
+			continue
 		}
-		delete(m, deprecatedBufferKey)
+		if m == nil {
+			m = conf.ToStringMap()
+		}
+		use := renamedKeyUse{renamedKey: k}
+		if _, both := m[k.current]; both {
+			use.both = true
+		} else {
+			m[k.current] = m[k.old]
+		}
+		delete(m, k.old)
+		cfg.renamed = append(cfg.renamed, use)
+	}
+	if m != nil {
 		conf = confmap.NewFromStringMap(m)
 	}
 	return conf.Unmarshal(cfg)
+}
+
+// keyName is how Validate names a setting: with the deprecated name the configuration used.
+func (cfg *Config) keyName(current string) string {
+	for _, u := range cfg.renamed {
+		if u.current == current && !u.both {
+			return u.old + " (now " + current + ")"
+		}
+	}
+	return current
 }
 
 // StorageConfig configures the disk log.
@@ -124,7 +150,7 @@ type StorageConfig struct {
 	// CapacityMiB bounds the log's files, in MiB (2^20 bytes). Default 5120; 1..1048576.
 	CapacityMiB int64 `mapstructure:"capacity_mib"`
 	// Mode is "overflow" (default: disk only when memory is full) or "write_ahead" (every batch on
-	// disk before ConsumeTraces returns).
+	// disk before ConsumeTraces, ConsumeLogs or ConsumeMetrics returns).
 	Mode string `mapstructure:"mode"`
 	// Fsync is "always" (fsync before acknowledging; concurrent writers share one fsync),
 	// "interval" (default: acknowledge once written to the OS, fsync every fsync_interval) or "never".
@@ -163,25 +189,23 @@ func (cfg *Config) Validate() error {
 	if cfg.Threads < 1 || cfg.Threads > maxThreads {
 		errs = append(errs, fmt.Errorf("threads must be between 1 and %d, got %d", maxThreads, cfg.Threads))
 	}
-	if cfg.deprecatedKeys.bufferBoth {
-		errs = append(errs, fmt.Errorf("%s and %s are both set: %s is the deprecated name of %s, keep %s only",
-			deprecatedBufferKey, queueSizeKey, deprecatedBufferKey, queueSizeKey, queueSizeKey))
+	for _, u := range cfg.renamed {
+		if u.both {
+			errs = append(errs, fmt.Errorf("%s and %s are both set: %s is the deprecated name of %s, keep %s only",
+				u.old, u.current, u.old, u.current, u.current))
+		}
 	}
 	if cfg.QueueSize < 1 || cfg.QueueSize > maxQueueSize {
-		key := queueSizeKey
-		if cfg.deprecatedKeys.buffer {
-			key = deprecatedBufferKey + " (now " + queueSizeKey + ")"
-		}
-		errs = append(errs, fmt.Errorf("%s must be between 1 and %d, got %d", key, maxQueueSize, cfg.QueueSize))
+		errs = append(errs, fmt.Errorf("%s must be between 1 and %d, got %d", cfg.keyName("queue_size"), maxQueueSize, cfg.QueueSize))
 	}
-	if cfg.MaxBatchSpans < 0 || cfg.MaxBatchSpans > maxBatchSpansCap {
-		errs = append(errs, fmt.Errorf("max_batch_spans must be between 0 and %d, got %d", maxBatchSpansCap, cfg.MaxBatchSpans))
+	if cfg.MaxBatchItems < 0 || cfg.MaxBatchItems > maxBatchItemsCap {
+		errs = append(errs, fmt.Errorf("%s must be between 0 and %d, got %d", cfg.keyName("max_batch_items"), maxBatchItemsCap, cfg.MaxBatchItems))
 	}
 	switch {
 	case cfg.MaxBatchWait < 0 || cfg.MaxBatchWait > maxBatchWait:
 		errs = append(errs, fmt.Errorf("max_batch_wait must be between 0 and %v, got %v", maxBatchWait, cfg.MaxBatchWait))
-	case cfg.MaxBatchWait > 0 && cfg.MaxBatchSpans == 0:
-		errs = append(errs, errors.New("max_batch_wait needs max_batch_spans > 0: without merging there is nothing to wait for"))
+	case cfg.MaxBatchWait > 0 && cfg.MaxBatchItems == 0:
+		errs = append(errs, errors.New("max_batch_wait needs max_batch_items > 0: without merging there is nothing to wait for"))
 	}
 	if cfg.WhenFull != WhenFullRefuse && cfg.WhenFull != WhenFullDropOldest {
 		errs = append(errs, fmt.Errorf("when_full must be %q or %q, got %q", WhenFullRefuse, WhenFullDropOldest, cfg.WhenFull))

@@ -36,7 +36,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			id: component.NewIDWithName(metadata.Type, "custom"),
 			expected: &Config{
-				Threads: 16, QueueSize: 500, MaxBatchSpans: 2048, MaxBatchWait: 500 * time.Millisecond, WhenFull: WhenFullDropOldest,
+				Threads: 16, QueueSize: 500, MaxBatchItems: 2048, MaxBatchWait: 500 * time.Millisecond, WhenFull: WhenFullDropOldest,
 				Storage:         configoptional.Default(defaultStorage()),
 				Retry:           RetryConfig{InitialInterval: 200 * time.Millisecond, MaxInterval: 10 * time.Second, MaxElapsed: time.Hour},
 				ShutdownTimeout: 25 * time.Second,
@@ -53,7 +53,7 @@ func TestLoadConfig(t *testing.T) {
 		{
 			id: component.NewIDWithName(metadata.Type, "durable"),
 			expected: &Config{
-				Threads: 8, QueueSize: 100, MaxBatchSpans: 2048, WhenFull: WhenFullRefuse,
+				Threads: 8, QueueSize: 100, MaxBatchItems: 2048, WhenFull: WhenFullRefuse,
 				Storage: configoptional.Some(StorageConfig{
 					Directory: "/var/lib/tracegate/buffer", CapacityMiB: 1024, Mode: ModeWriteAhead,
 					Fsync: FsyncAlways, FsyncInterval: 50 * time.Millisecond,
@@ -98,15 +98,15 @@ func TestValidateErrors(t *testing.T) {
 		{"threads zero", func(c *Config) { c.Threads = 0 }, "threads must be between 1 and 1024, got 0"},
 		{"threads huge", func(c *Config) { c.Threads = 5000 }, "threads must be between 1 and 1024, got 5000"},
 		{"queue_size zero", func(c *Config) { c.QueueSize = 0 }, "queue_size must be between 1 and 1000000, got 0"},
-		{"max_batch_spans negative", func(c *Config) { c.MaxBatchSpans = -1 }, "max_batch_spans must be between 0 and 1000000, got -1"},
+		{"max_batch_items negative", func(c *Config) { c.MaxBatchItems = -1 }, "max_batch_items must be between 0 and 1000000, got -1"},
 		{"when_full", func(c *Config) { c.WhenFull = "block" }, `when_full must be "refuse" or "drop_oldest", got "block"`},
 		{"full_wait negative", func(c *Config) { c.FullWait = -time.Second }, "full_wait must be between 0 and 1m0s, got -1s"},
 		{"full_wait too long", func(c *Config) { c.FullWait = 2 * time.Minute }, "full_wait must be between 0 and 1m0s, got 2m0s"},
 		{"initial_interval", func(c *Config) { c.Retry.InitialInterval = 0 }, "retry.initial_interval must be between 1ms and 1h0m0s, got 0s"},
 		{"max_interval below initial", func(c *Config) { c.Retry.MaxInterval = 500 * time.Millisecond }, "retry.max_interval must be between retry.initial_interval (1s) and 1h0m0s, got 500ms"},
 		{"max_elapsed negative", func(c *Config) { c.Retry.MaxElapsed = -time.Second }, "retry.max_elapsed must not be negative, got -1s"},
-		{"max_batch_wait without max_batch_spans", func(c *Config) { c.MaxBatchWait = time.Second }, "max_batch_wait needs max_batch_spans > 0: without merging there is nothing to wait for"},
-		{"max_batch_wait too long", func(c *Config) { c.MaxBatchSpans, c.MaxBatchWait = 10, time.Hour }, "max_batch_wait must be between 0 and 1m0s, got 1h0m0s"},
+		{"max_batch_wait without max_batch_items", func(c *Config) { c.MaxBatchWait = time.Second }, "max_batch_wait needs max_batch_items > 0: without merging there is nothing to wait for"},
+		{"max_batch_wait too long", func(c *Config) { c.MaxBatchItems, c.MaxBatchWait = 10, time.Hour }, "max_batch_wait must be between 0 and 1m0s, got 1h0m0s"},
 		{"shutdown_timeout zero", func(c *Config) { c.ShutdownTimeout = 0 }, "shutdown_timeout must be between 1ms and 1h0m0s, got 0s"},
 		{"directory", withStorage(func(s *StorageConfig) { s.Directory = "" }), "storage: directory must be set"},
 		{"capacity", withStorage(func(s *StorageConfig) { s.CapacityMiB = 0 }), "storage: capacity_mib must be between 1 and 1048576, got 0"},
@@ -135,33 +135,40 @@ func loadTestConfig(t *testing.T, name string) *Config {
 	return cfg
 }
 
-// TestDeprecatedBufferKey: buffer, the old name of queue_size, still sets it, and gives the same
-// Config apart from the record that it was used; both keys together are refused.
-func TestDeprecatedBufferKey(t *testing.T) {
+// TestDeprecatedKeys: buffer and max_batch_spans, the old names of queue_size and
+// max_batch_items, still set them, and give the same Config apart from the record that they were
+// used; both names of a setting together are refused.
+func TestDeprecatedKeys(t *testing.T) {
 	current := loadTestConfig(t, "custom")
 	old := loadTestConfig(t, "deprecated_key")
 	require.NoError(t, xconfmap.Validate(old))
-	assert.Equal(t, deprecatedKeyUse{buffer: true}, old.deprecatedKeys)
+	assert.Equal(t, []renamedKeyUse{{renamedKey: renamedKeys[0]}, {renamedKey: renamedKeys[1]}}, old.renamed)
 	assert.Equal(t, 500, old.QueueSize)
-	old.deprecatedKeys = deprecatedKeyUse{}
+	assert.Equal(t, 2048, old.MaxBatchItems)
+	old.renamed = nil
 	assert.Equal(t, current, old)
 
-	both := loadTestConfig(t, "both_keys")
-	require.EqualError(t, xconfmap.Validate(both),
-		"buffer and queue_size are both set: buffer is the deprecated name of queue_size, keep queue_size only")
+	for name, want := range map[string]string{
+		"both_keys":       "buffer and queue_size are both set: buffer is the deprecated name of queue_size, keep queue_size only",
+		"both_batch_keys": "max_batch_spans and max_batch_items are both set: max_batch_spans is the deprecated name of max_batch_items, keep max_batch_items only",
+	} {
+		require.EqualError(t, xconfmap.Validate(loadTestConfig(t, name)), want, name)
+	}
 
 	zero := createDefaultConfig().(*Config)
-	zero.QueueSize, zero.deprecatedKeys.buffer = 0, true
-	assert.EqualError(t, xconfmap.Validate(zero), "buffer (now queue_size) must be between 1 and 1000000, got 0")
+	zero.QueueSize, zero.MaxBatchItems = 0, -1
+	zero.renamed = []renamedKeyUse{{renamedKey: renamedKeys[0]}, {renamedKey: renamedKeys[1]}}
+	assert.EqualError(t, xconfmap.Validate(zero), "buffer (now queue_size) must be between 1 and 1000000, got 0\n"+
+		"max_batch_spans (now max_batch_items) must be between 0 and 1000000, got -1")
 }
 
-// TestDeprecatedBufferKeyWarnsOnce: a configuration with the old key logs one warning at Start
-// that names the new key; one with the new key logs none.
-func TestDeprecatedBufferKeyWarnsOnce(t *testing.T) {
+// TestDeprecatedKeysWarnOnce: a configuration with the old keys logs one warning per key at Start
+// that names the new key; one with the new keys logs none.
+func TestDeprecatedKeysWarnOnce(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		warnings int
-	}{{"deprecated_key", 1}, {"custom", 0}} {
+	}{{"deprecated_key", 2}, {"custom", 0}} {
 		t.Run(tt.name, func(t *testing.T) {
 			core, logs := observer.New(zapcore.WarnLevel)
 			set := processortest.NewNopSettings(metadata.Type)
@@ -170,7 +177,7 @@ func TestDeprecatedBufferKeyWarnsOnce(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
 			require.NoError(t, p.Shutdown(context.Background()))
-			warnings := logs.FilterMessageSnippet(queueSizeKey).All()
+			warnings := logs.FilterMessageSnippet("is deprecated and will be removed: rename it to").All()
 			require.Len(t, warnings, tt.warnings)
 			assert.Equal(t, tt.warnings, logs.Len(), "no other warning")
 		})

@@ -70,7 +70,7 @@ func TestBufferAheadOfElasticsearchLosesNothing(t *testing.T) {
 				cfg = diskCfg(t.TempDir(), mode, FsyncInterval)
 			}
 			cfg.Retry = RetryConfig{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
-			cfg.Threads, cfg.MaxBatchSpans = 4, 500
+			cfg.Threads, cfg.MaxBatchItems = 4, 500
 			h := start(t, cfg, exp, nil)
 
 			require.NoError(t, es.SetRefusing(true))

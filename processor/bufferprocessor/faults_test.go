@@ -53,7 +53,7 @@ func TestReadErrorsDoNotStopWorkers(t *testing.T) {
 	rec := newRecorder()
 	rec.gate = make(chan struct{})
 	cfg := diskCfg(t.TempDir(), ModeOverflow, FsyncNever)
-	cfg.Threads, cfg.QueueSize, cfg.MaxBatchSpans, cfg.MaxBatchWait = 1, 2, 0, 0
+	cfg.Threads, cfg.QueueSize, cfg.MaxBatchItems, cfg.MaxBatchWait = 1, 2, 0, 0
 	h := start(t, cfg, rec, fs)
 	const n = 10
 	for i := range n { // one in delivery, two in memory, the rest on disk

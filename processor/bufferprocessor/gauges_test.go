@@ -36,11 +36,11 @@ func TestGaugesAddUp(t *testing.T) {
 		t.Run("storage="+mode, func(t *testing.T) {
 			cfg := memCfg()
 			cfg.QueueSize = 20 // memory only: room for every batch
-			cfg.MaxBatchSpans = 100
+			cfg.MaxBatchItems = 100
 			if mode != "" {
 				cfg = diskCfg(t.TempDir(), mode, FsyncNever)
 				cfg.QueueSize = 4 // the rest overflows to disk
-				cfg.MaxBatchSpans = 100
+				cfg.MaxBatchItems = 100
 			}
 			rec := newRecorder()
 			down := make(chan struct{})

@@ -166,7 +166,7 @@ func diskCfg(dir, mode, fsync string) *Config {
 
 // harness is a started processor with its telemetry.
 type harness struct {
-	p   *bufferProcessor
+	p   tracesBuffer
 	tel *componenttest.Telemetry
 }
 
@@ -176,7 +176,7 @@ func start(t *testing.T, cfg *Config, next consumer.Traces, fs diskqueue.FS) *ha
 	tel := componenttest.NewTelemetry()
 	set := processortest.NewNopSettings(metadata.Type)
 	set.TelemetrySettings = tel.NewTelemetrySettings()
-	p, err := newBufferProcessor(set, cfg, next)
+	p, err := newTracesBuffer(set, cfg, next)
 	require.NoError(t, err)
 	if fs != nil {
 		p.fs = fs
@@ -269,7 +269,7 @@ func startB(b *testing.B, cfg *Config, next consumer.Traces) *harness {
 		next = consumertest.NewNop()
 	}
 	require.NoError(b, cfg.Validate())
-	p, err := newBufferProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
+	p, err := newTracesBuffer(processortest.NewNopSettings(metadata.Type), cfg, next)
 	require.NoError(b, err)
 	require.NoError(b, p.Start(context.Background(), componenttest.NewNopHost()))
 	return &harness{p: p}

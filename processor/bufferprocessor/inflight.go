@@ -8,26 +8,36 @@ import (
 // inFlight tracks the deliveries in progress, retries included. A worker's batches leave the
 // memory queue and the disk log's unread part when it takes them, so without this the gauges read
 // zero while an outage holds everything in retries.
-type inFlight struct {
+type inFlight[T comparable] struct {
 	mu         sync.Mutex
-	spans      int64
-	memSpans   int64 // of those, the spans only in memory (no disk record): lost if a delivery never returns
+	items      int64
+	memItems   int64 // of those, the items only in memory (no disk record): lost if a delivery never returns
+	retrying   int64 // of those, the items of deliveries that failed at least once
 	deliveries map[int]inFlightDelivery
 	nextID     int
 }
 
 type inFlightDelivery struct {
-	spans, memSpans int64
+	items, memItems int64
 	oldest          time.Time // when the delivery's oldest batch was enqueued
+	retrying        bool
 }
 
-func newInFlight() *inFlight { return &inFlight{deliveries: map[int]inFlightDelivery{}} }
+// inFlightStats is what the gauges read.
+type inFlightStats struct {
+	items, retrying int64
+	oldest          time.Time // when the oldest item in flight was enqueued (zero when none)
+}
+
+func newInFlight[T comparable]() *inFlight[T] {
+	return &inFlight[T]{deliveries: map[int]inFlightDelivery{}}
+}
 
 // begin records a delivery of batches and returns its id for end.
-func (f *inFlight) begin(batches []batch) int {
-	d := inFlightDelivery{memSpans: memorySpans(batches)}
+func (f *inFlight[T]) begin(batches []batch[T]) int {
+	d := inFlightDelivery{memItems: memoryItems(batches)}
 	for _, b := range batches {
-		d.spans += b.spans
+		d.items += b.items
 		if d.oldest.IsZero() || b.enqueued.Before(d.oldest) {
 			d.oldest = b.enqueued
 		}
@@ -36,36 +46,54 @@ func (f *inFlight) begin(batches []batch) int {
 	defer f.mu.Unlock()
 	f.nextID++
 	f.deliveries[f.nextID] = d
-	f.spans += d.spans
-	f.memSpans += d.memSpans
+	f.items += d.items
+	f.memItems += d.memItems
 	return f.nextID
 }
 
+// markRetrying records that delivery id failed and will be retried (once; later failures change
+// nothing).
+func (f *inFlight[T]) markRetrying(id int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, ok := f.deliveries[id]
+	if !ok || d.retrying {
+		return
+	}
+	d.retrying = true
+	f.deliveries[id] = d
+	f.retrying += d.items
+}
+
 // end forgets the delivery id: accepted, dropped (counted) or back in the queue or on disk.
-func (f *inFlight) end(id int) {
+func (f *inFlight[T]) end(id int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d := f.deliveries[id]
-	f.spans -= d.spans
-	f.memSpans -= d.memSpans
+	f.items -= d.items
+	f.memItems -= d.memItems
+	if d.retrying {
+		f.retrying -= d.items
+	}
 	delete(f.deliveries, id)
 }
 
-// stats returns the spans in flight and when the oldest of them was enqueued (zero when none).
-func (f *inFlight) stats() (spans int64, oldest time.Time) {
+// stats returns the items in flight, those in retry, and when the oldest was enqueued.
+func (f *inFlight[T]) stats() inFlightStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	s := inFlightStats{items: f.items, retrying: f.retrying}
 	for _, d := range f.deliveries {
-		if oldest.IsZero() || d.oldest.Before(oldest) {
-			oldest = d.oldest
+		if s.oldest.IsZero() || d.oldest.Before(s.oldest) {
+			s.oldest = d.oldest
 		}
 	}
-	return f.spans, oldest
+	return s
 }
 
-// memoryOnly returns the spans in flight that have no disk record.
-func (f *inFlight) memoryOnly() int64 {
+// memoryOnly returns the items in flight that have no disk record.
+func (f *inFlight[T]) memoryOnly() int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.memSpans
+	return f.memItems
 }

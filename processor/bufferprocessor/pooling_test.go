@@ -50,7 +50,7 @@ func TestPooledDataSurvivesTheBuffer(t *testing.T) {
 	}{
 		{"memory, one request per delivery", func(string) *Config {
 			cfg := memCfg()
-			cfg.QueueSize, cfg.MaxBatchSpans = requests, 0
+			cfg.QueueSize, cfg.MaxBatchItems = requests, 0
 			return cfg
 		}},
 		{"memory, merged deliveries", func(string) *Config {
@@ -110,7 +110,7 @@ func TestPooledDataDroppedRefusedAndDrained(t *testing.T) {
 			rec := newRecorder()
 			rec.gate = make(chan struct{})
 			cfg := memCfg()
-			cfg.QueueSize, cfg.Threads, cfg.MaxBatchSpans, cfg.WhenFull = 5, 1, 0, whenFull
+			cfg.QueueSize, cfg.Threads, cfg.MaxBatchItems, cfg.WhenFull = 5, 1, 0, whenFull
 			h := start(t, cfg, pipelineOwned{rec}, nil)
 			refused := send(t, pipelineOwned{h.p})
 			close(rec.gate)

@@ -101,7 +101,7 @@ func TestAtLeastOnceConcurrent(t *testing.T) {
 		{"write_ahead interval", func(dir string) *Config { return diskCfg(dir, ModeWriteAhead, FsyncInterval) }},
 		{"write_ahead always merged", func(dir string) *Config {
 			c := diskCfg(dir, ModeWriteAhead, FsyncAlways)
-			c.QueueSize, c.MaxBatchSpans = 8, 25
+			c.QueueSize, c.MaxBatchItems = 8, 25
 			return c
 		}},
 	}
@@ -144,10 +144,10 @@ func TestAtLeastOnceConcurrent(t *testing.T) {
 			h.shutdown(t)
 			assert.Zero(t, rec.checkAll(t, rangeIDs(0, total)), "duplicates without a restart")
 			assert.Equal(t, int64(total), h.sum(t, "processor_buffer_delivered_spans", ""))
-			if cfg.MaxBatchSpans > 0 {
+			if cfg.MaxBatchItems > 0 {
 				rec.mu.Lock()
 				for _, n := range rec.calls {
-					assert.LessOrEqual(t, n, cfg.MaxBatchSpans)
+					assert.LessOrEqual(t, n, cfg.MaxBatchItems)
 				}
 				assert.Less(t, len(rec.calls), producers*batches, "batches were merged")
 				rec.mu.Unlock()

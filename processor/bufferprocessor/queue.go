@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
-	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/pdata/xpdata/pref"
 	"go.uber.org/zap"
 
 	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
@@ -24,12 +22,12 @@ const (
 	// few huge batches cannot exhaust the heap. A single batch above it is still held when the
 	// queue is empty (otherwise it could never be accepted in memory-only mode).
 	maxMemoryBytes = 256 << 20
-	// maxDeliveryBytes bounds a merged delivery (max_batch_spans > 0), in serialized bytes: about
+	// maxDeliveryBytes bounds a merged delivery (max_batch_items > 0), in serialized bytes: about
 	// the bulk size that suits Elasticsearch.
 	maxDeliveryBytes = 8 << 20
 )
 
-// Drop reasons (the reason attribute of processor_buffer_dropped_spans).
+// Drop reasons (the reason attribute of processor_buffer_dropped_spans, _log_records, _metric_points).
 const (
 	reasonFull        = "full"
 	reasonPermanent   = "permanent_error"
@@ -38,58 +36,60 @@ const (
 	reasonUndecodable = "undecodable"
 )
 
-// batch is one queued batch: what one ConsumeTraces call handed over, or one record read back
-// from disk. In memory it holds td, or the serialized payload while the circuit breaker is not
+// batch is one queued batch: what one ConsumeTraces (ConsumeLogs, ConsumeMetrics) call handed
+// over, or one record read back from disk. In memory it holds data, or the serialized payload while the circuit breaker is not
 // closed (see attemptFailed); read back from disk it holds the undecoded payload. A batch onDisk
 // owns a disk record that must be acknowledged once delivered or dropped.
 //
-// A batch's td carries one pdata reference of the buffer's (pref): ConsumeTraces takes it, because
+// A batch's data carries one pdata reference of the buffer's (pref): ConsumeTraces takes it, because
 // the pipeline releases the data it handed over when ConsumeTraces returns, and with the
 // collector's pdata.useProtoPooling gate that returns its memory to pdata's pools for the next
 // call. release gives the reference back once the buffer is done with the batch.
-type batch struct {
-	td       ptrace.Traces
+type batch[T comparable] struct {
+	data     T
 	payload  []byte
-	spans    int64
+	items    int64
 	bytes    int64
 	enqueued time.Time
 	pos      diskqueue.Pos
 	onDisk   bool
 }
 
-// release gives back the batch's reference to its td, once (see batch).
-func (b *batch) release() {
-	if b.td != (ptrace.Traces{}) {
-		pref.UnrefTraces(b.td)
-		b.td = ptrace.Traces{}
+// release gives back the batch's reference to its data, once (see batch).
+func (b *batch[T]) release(s signal[T]) {
+	var zero T
+	if b.data != zero {
+		s.unref(b.data)
+		b.data = zero
 	}
 }
 
 // queueSettings configure a queue; fixed once it is made.
-type queueSettings struct {
+type queueSettings[T comparable] struct {
+	sig        signal[T]
 	maxBatches int            // queue_size
 	log        *diskqueue.Log // nil: memory only
 	writeAhead bool           // storage.mode write_ahead: every batch goes to disk first
 	dropOldest bool           // when_full drop_oldest
 	// batchWait (max_batch_wait) lets queued batches gather into one delivery: workers leave
-	// fewer than a delivery's worth of spans in memory until the oldest has waited this long.
+	// fewer than a delivery's worth of items in memory until the oldest has waited this long.
 	batchWait time.Duration
 	// fullWait (full_wait) holds a batch that finds the memory-only queue full.
 	fullWait time.Duration
-	onDrop   func(reason string, spans int64)
+	onDrop   func(reason string, items int64)
 	logger   *zap.Logger
 }
 
 // queue is the memory queue in front of the optional disk log. Everything below the settings is
 // under mu.
-type queue struct {
-	queueSettings
+type queue[T comparable] struct {
+	queueSettings[T]
 
 	mu       sync.Mutex
 	cond     *sync.Cond
-	batches  []batch
+	batches  []batch[T]
 	head     int
-	memSpans int64
+	memItems int64
 	memBytes int64
 	// claimBatches and claimBytes are memory places reserved by write_ahead appends that may claim
 	// their record: the decision is taken before the (unlocked) write and fsync, so without the
@@ -116,30 +116,36 @@ type queue struct {
 	spillNext   int
 }
 
-func newQueue(set queueSettings) *queue {
-	q := &queue{queueSettings: set}
+// var0 is T's zero value: a batch's data is zero when it is not held decoded.
+func var0[T comparable]() T {
+	var zero T
+	return zero
+}
+
+func newQueue[T comparable](set queueSettings[T]) *queue[T] {
+	q := &queue[T]{queueSettings: set}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
 
-func (q *queue) lenLocked() int { return len(q.batches) - q.head }
+func (q *queue[T]) lenLocked() int { return len(q.batches) - q.head }
 
 // fitsLocked reports whether a batch of size bytes fits in memory now, counting the places that
 // write_ahead appends in progress reserved.
-func (q *queue) fitsLocked(size int64) bool {
+func (q *queue[T]) fitsLocked(size int64) bool {
 	n := q.lenLocked() + q.claimBatches
 	return n < q.maxBatches && (n == 0 || q.memBytes+q.claimBytes+size <= maxMemoryBytes)
 }
 
-func (q *queue) pushLocked(b batch) {
+func (q *queue[T]) pushLocked(b batch[T]) {
 	q.batches = append(q.batches, b)
-	q.memSpans += b.spans
+	q.memItems += b.items
 	q.memBytes += b.bytes
 	q.cond.Signal()
 }
 
 // roomLocked returns a channel closed when memory next frees room.
-func (q *queue) roomLocked() <-chan struct{} {
+func (q *queue[T]) roomLocked() <-chan struct{} {
 	if q.roomFreed == nil {
 		q.roomFreed = make(chan struct{})
 	}
@@ -147,60 +153,60 @@ func (q *queue) roomLocked() <-chan struct{} {
 }
 
 // signalRoomLocked wakes the batches waiting for room.
-func (q *queue) signalRoomLocked() {
+func (q *queue[T]) signalRoomLocked() {
 	if q.roomFreed != nil {
 		close(q.roomFreed)
 		q.roomFreed = nil
 	}
 }
 
-func (q *queue) popLocked() batch {
+func (q *queue[T]) popLocked() batch[T] {
 	q.signalRoomLocked()
 	b := q.batches[q.head]
-	q.batches[q.head] = batch{} // release the batch for the GC
+	q.batches[q.head] = batch[T]{} // release the batch for the GC
 	q.head++
 	if q.head > len(q.batches)/2 && q.head > 64 {
 		q.batches = append(q.batches[:0], q.batches[q.head:]...)
 		q.spillNext = max(q.spillNext-q.head, 0)
 		q.head = 0
 	}
-	q.memSpans -= b.spans
+	q.memItems -= b.items
 	q.memBytes -= b.bytes
 	return b
 }
 
 // pushFrontLocked returns a batch a worker took but cannot use now (it did not fit a merge).
-func (q *queue) pushFrontLocked(b batch) {
+func (q *queue[T]) pushFrontLocked(b batch[T]) {
 	if q.head > 0 {
 		q.head--
 		q.batches[q.head] = b
 	} else {
-		q.batches = append([]batch{b}, q.batches...)
+		q.batches = append([]batch[T]{b}, q.batches...)
 		q.spillNext++
 	}
-	q.memSpans += b.spans
+	q.memItems += b.items
 	q.memBytes += b.bytes
 }
 
-// push holds td (ConsumeTraces). It returns nil only once the batch is in memory or written to
-// disk per the fsync policy. kept reports whether the memory queue now holds td itself, and with
-// it the caller's reference to td (see batch); otherwise the caller keeps that reference.
-func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err error) {
-	spans := int64(td.SpanCount())
-	if spans == 0 {
+// push holds data (ConsumeTraces). It returns nil only once the batch is in memory or written to
+// disk per the fsync policy. kept reports whether the memory queue now holds data itself, and with
+// it the caller's reference to data (see batch); otherwise the caller keeps that reference.
+func (q *queue[T]) push(ctx context.Context, data T) (kept bool, err error) {
+	items := q.sig.items(data)
+	if items == 0 {
 		return false, nil
 	}
-	b := batch{td: td, spans: spans, enqueued: time.Now()}
+	b := batch[T]{data: data, items: items, enqueued: time.Now()}
 	if q.log == nil || !q.writeAhead {
 		if q.breakerOpen.Load() {
-			payload, err := serialize(td)
+			payload, err := q.serialize(data)
 			if err != nil {
 				return false, err
 			}
-			b.td, b.payload, b.bytes = ptrace.Traces{}, payload, int64(len(payload))
+			var zero T
+			b.data, b.payload, b.bytes = zero, payload, int64(len(payload))
 		} else {
-			var m ptrace.ProtoMarshaler
-			b.bytes = int64(m.TracesSize(td))
+			b.bytes = int64(q.sig.size(data))
 		}
 		kept, overflow, err := q.pushToMemory(ctx, b)
 		if !overflow {
@@ -210,7 +216,7 @@ func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err erro
 
 	// Overflow to disk, or write-ahead. Serialize outside every lock.
 	if b.payload == nil {
-		payload, err := serialize(td)
+		payload, err := q.serialize(data)
 		if err != nil {
 			return false, err
 		}
@@ -222,7 +228,7 @@ func (q *queue) push(ctx context.Context, td ptrace.Traces) (kept bool, err erro
 
 // pushToMemory holds b in the memory queue, waiting up to full_wait for room when there is no
 // storage. overflow reports that memory is full and b is for the disk log instead.
-func (q *queue) pushToMemory(ctx context.Context, b batch) (kept, overflow bool, err error) {
+func (q *queue[T]) pushToMemory(ctx context.Context, b batch[T]) (kept, overflow bool, err error) {
 	var wait *time.Timer
 	defer func() {
 		if wait != nil {
@@ -249,7 +255,7 @@ func (q *queue) pushToMemory(ctx context.Context, b batch) (kept, overflow bool,
 
 // tryPush makes one attempt at holding b in memory, dropping the oldest batches first when
 // when_full says so and there is no storage. room is non-nil when b may wait for room (full_wait).
-func (q *queue) tryPush(b batch) (room <-chan struct{}, kept, overflow bool, err error) {
+func (q *queue[T]) tryPush(b batch[T]) (room <-chan struct{}, kept, overflow bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -272,9 +278,8 @@ func (q *queue) tryPush(b batch) (room <-chan struct{}, kept, overflow bool, err
 
 // serialize is the batch's protobuf form, for the disk log or while the circuit breaker is not
 // closed (see attemptFailed); a batch that cannot be serialized never will be.
-func serialize(td ptrace.Traces) ([]byte, error) {
-	var m ptrace.ProtoMarshaler
-	payload, err := m.MarshalTraces(td)
+func (q *queue[T]) serialize(data T) ([]byte, error) {
+	payload, err := q.sig.marshal(data)
 	if err != nil {
 		return nil, consumererror.NewPermanent(fmt.Errorf("buffer processor: serialize batch: %w", err))
 	}
@@ -283,10 +288,10 @@ func serialize(td ptrace.Traces) ([]byte, error) {
 
 // appendToDisk writes b to the log as one record, applying when_full when the log is full. kept
 // is as push's.
-func (q *queue) appendToDisk(b batch) (kept bool, err error) {
+func (q *queue[T]) appendToDisk(b batch[T]) (kept bool, err error) {
 	for {
 		claim := q.reserveClaim(b.bytes)
-		pos, claimed, err := q.log.Append(b.payload, b.spans, b.enqueued, claim)
+		pos, claimed, err := q.log.Append(b.payload, b.items, b.enqueued, claim)
 		if err == nil {
 			return q.appended(b, pos, claimed, claim), nil
 		}
@@ -301,7 +306,7 @@ func (q *queue) appendToDisk(b batch) (kept bool, err error) {
 
 // reserveClaim decides whether a write_ahead append may claim its record into memory (see
 // claimBatches), and if so reserves its place.
-func (q *queue) reserveClaim(size int64) diskqueue.Claim {
+func (q *queue[T]) reserveClaim(size int64) diskqueue.Claim {
 	if !q.writeAhead {
 		return diskqueue.NoClaim
 	}
@@ -317,7 +322,7 @@ func (q *queue) reserveClaim(size int64) diskqueue.Claim {
 
 // unreserveLocked gives reserveClaim's place back, under the same lock as the push that replaces
 // it, so no other append sees the place free in between.
-func (q *queue) unreserveLocked(claim diskqueue.Claim, size int64) {
+func (q *queue[T]) unreserveLocked(claim diskqueue.Claim, size int64) {
 	if claim == diskqueue.ClaimIfNext {
 		q.claimBatches--
 		q.claimBytes -= size
@@ -326,16 +331,17 @@ func (q *queue) unreserveLocked(claim diskqueue.Claim, size int64) {
 
 // appended places b once its record is written: in memory when the log let it claim the record,
 // else for a worker to read from disk. It returns kept as push's.
-func (q *queue) appended(b batch, pos diskqueue.Pos, claimed bool, claim diskqueue.Claim) (kept bool) {
+func (q *queue[T]) appended(b batch[T], pos diskqueue.Pos, claimed bool, claim diskqueue.Claim) (kept bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.unreserveLocked(claim, b.bytes)
 	switch {
 	case claimed && !q.closed && q.breakerOpen.Load():
-		b.pos, b.onDisk, b.td = pos, true, ptrace.Traces{} // keep the copy (see attemptFailed)
+		var zero T
+		b.pos, b.onDisk, b.data = pos, true, zero // keep the copy (see attemptFailed)
 		q.pushLocked(b)
 	case claimed && !q.closed:
-		b.pos, b.onDisk, b.payload = pos, true, nil // keep the decoded td, drop the copy
+		b.pos, b.onDisk, b.payload = pos, true, nil // keep the decoded data, drop the copy
 		q.pushLocked(b)
 		kept = true
 	case claimed:
@@ -349,14 +355,14 @@ func (q *queue) appended(b batch, pos diskqueue.Pos, claimed bool, claim diskque
 
 // noteUnreadLocked keeps diskOldest a lower bound of the oldest unread disk record's enqueue
 // time: the log is read in order, so after reading a record none unread is older than it.
-func (q *queue) noteUnreadLocked(enqueued time.Time) {
+func (q *queue[T]) noteUnreadLocked(enqueued time.Time) {
 	if q.diskOldest.IsZero() || enqueued.Before(q.diskOldest) {
 		q.diskOldest = enqueued
 	}
 }
 
 // appendFailed cleans up after a failed append and returns its error.
-func (q *queue) appendFailed(b batch, pos diskqueue.Pos, claimed bool, claim diskqueue.Claim, err error) error {
+func (q *queue[T]) appendFailed(b batch[T], pos diskqueue.Pos, claimed bool, claim diskqueue.Claim, err error) error {
 	q.mu.Lock()
 	q.unreserveLocked(claim, b.bytes)
 	q.mu.Unlock()
@@ -377,7 +383,7 @@ func (q *queue) appendFailed(b batch, pos diskqueue.Pos, claimed bool, claim dis
 }
 
 // appendError is what push returns for a failed append, or nil when drop_oldest may make room.
-func (q *queue) appendError(b batch, err error) error {
+func (q *queue[T]) appendError(b batch[T], err error) error {
 	switch {
 	case errors.Is(err, diskqueue.ErrTooLarge) && !q.writeAhead:
 		// It only overflowed because memory was full at that moment: memory takes it once
@@ -399,14 +405,14 @@ func (q *queue) appendError(b batch, err error) error {
 // else the oldest memory batch. In overflow mode the new batch then takes that batch's place in
 // memory (placed true). It returns ErrFull when nothing can be dropped: every byte on disk
 // belongs to deliveries in flight.
-func (q *queue) makeRoom(b batch) (placed bool, err error) {
+func (q *queue[T]) makeRoom(b batch[T]) (placed bool, err error) {
 	dropped, progressed, err := q.log.DropOldest()
 	if err != nil {
 		return false, fmt.Errorf("buffer processor: drop oldest: %w", err)
 	}
 	if progressed {
-		if dropped.Spans > 0 {
-			q.onDrop(reasonFull, dropped.Spans)
+		if dropped.Items > 0 {
+			q.onDrop(reasonFull, dropped.Items)
 		}
 		return false, nil
 	}
@@ -417,7 +423,7 @@ func (q *queue) makeRoom(b batch) (placed bool, err error) {
 	}
 	q.drop(q.popLocked(), reasonFull)
 	if !q.writeAhead {
-		if b.td != (ptrace.Traces{}) {
+		if var0[T]() != b.data {
 			b.payload = nil
 		}
 		q.pushLocked(b)
@@ -432,8 +438,7 @@ const spillChunk = 16
 
 // spill serializes the batches the memory queue holds decoded, while the circuit breaker is not
 // closed (see attemptFailed), a few at a time. It returns how many it serialized.
-func (q *queue) spill() int {
-	var m ptrace.ProtoMarshaler
+func (q *queue[T]) spill() int {
 	n := 0
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -442,14 +447,14 @@ func (q *queue) spill() int {
 		end := min(q.spillNext+spillChunk, len(q.batches))
 		for i := q.spillNext; i < end; i++ {
 			b := &q.batches[i]
-			if b.td == (ptrace.Traces{}) || b.payload != nil {
+			if b.data == var0[T]() || b.payload != nil {
 				continue
 			}
-			payload, err := m.MarshalTraces(b.td)
+			payload, err := q.sig.marshal(b.data)
 			if err != nil {
 				continue // it stays decoded
 			}
-			b.release()
+			b.release(q.sig)
 			b.payload = payload
 			n++
 		}
@@ -462,11 +467,11 @@ func (q *queue) spill() int {
 	return n
 }
 
-// drop counts a batch as dropped and releases its disk record and its td. Safe with or without
+// drop counts a batch as dropped and releases its disk record and its data. Safe with or without
 // mu held.
-func (q *queue) drop(b batch, reason string) {
-	q.onDrop(reason, b.spans)
-	b.release()
+func (q *queue[T]) drop(b batch[T], reason string) {
+	q.onDrop(reason, b.items)
+	b.release(q.sig)
 	if b.onDisk {
 		if err := q.log.Ack([]diskqueue.Pos{b.pos}); err != nil {
 			// The record is replayed after a restart: a duplicate of a drop, never a loss.
@@ -476,12 +481,12 @@ func (q *queue) drop(b batch, reason string) {
 }
 
 // take blocks until there is work and returns one batch, or a run of consecutive batches up to
-// maxSpans spans and maxDeliveryBytes bytes when maxSpans > 0. ok is false when the worker must
+// maxItems items and maxDeliveryBytes bytes when maxItems > 0. ok is false when the worker must
 // exit.
-func (q *queue) take(maxSpans int64) (batches []batch, ok bool, err error) {
+func (q *queue[T]) take(maxItems int64) (batches []batch[T], ok bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var spans, bytes int64
+	var items, bytes int64
 	for {
 		if q.stopped || (q.closed && q.log != nil) {
 			if len(batches) > 0 {
@@ -489,10 +494,10 @@ func (q *queue) take(maxSpans int64) (batches []batch, ok bool, err error) {
 			}
 			return nil, false, nil
 		}
-		var b batch
+		var b batch[T]
 		// A partial batch in memory may wait to gather more (max_batch_wait); once a worker took
 		// something, it fills its delivery with whatever is there.
-		memoryReady := q.lenLocked() > 0 && (len(batches) > 0 || q.batchReadyLocked(maxSpans))
+		memoryReady := q.lenLocked() > 0 && (len(batches) > 0 || q.batchReadyLocked(maxItems))
 		switch {
 		case memoryReady:
 			b = q.popLocked()
@@ -506,7 +511,7 @@ func (q *queue) take(maxSpans int64) (batches []batch, ok bool, err error) {
 			if !got {
 				continue
 			}
-			b = batch{payload: rec.Payload, spans: rec.Spans, bytes: int64(len(rec.Payload)), enqueued: rec.Enqueued, pos: rec.Pos, onDisk: true}
+			b = batch[T]{payload: rec.Payload, items: rec.Items, bytes: int64(len(rec.Payload)), enqueued: rec.Enqueued, pos: rec.Pos, onDisk: true}
 			q.diskOldest = rec.Enqueued
 		case q.lenLocked() > 0: // a partial batch still gathering
 			q.wakeAtLocked(q.batches[q.head].enqueued.Add(q.batchWait))
@@ -522,25 +527,25 @@ func (q *queue) take(maxSpans int64) (batches []batch, ok bool, err error) {
 			q.cond.Wait()
 			continue
 		}
-		if len(batches) > 0 && (spans+b.spans > maxSpans || bytes+b.bytes > maxDeliveryBytes) {
+		if len(batches) > 0 && (items+b.items > maxItems || bytes+b.bytes > maxDeliveryBytes) {
 			q.pushFrontLocked(b)
 			return batches, true, nil
 		}
 		batches = append(batches, b)
-		spans += b.spans
+		items += b.items
 		bytes += b.bytes
-		if maxSpans <= 0 || spans >= maxSpans {
+		if maxItems <= 0 || items >= maxItems {
 			return batches, true, nil
 		}
 	}
 }
 
-// batchReadyLocked reports whether the memory queue holds a delivery's worth of spans or bytes, or
+// batchReadyLocked reports whether the memory queue holds a delivery's worth of items or bytes, or
 // its oldest batch has waited max_batch_wait (or nothing may wait: no merging, no wait, closing).
 // Without it, a light load would become one small bulk per ConsumeTraces call: each costs the exporter
-// an HTTP request and a gzip stream, several times the CPU of the spans in it.
-func (q *queue) batchReadyLocked(maxSpans int64) bool {
-	if maxSpans <= 0 || q.batchWait <= 0 || q.closed || q.memSpans >= maxSpans || q.memBytes >= maxDeliveryBytes ||
+// an HTTP request and a gzip stream, several times the CPU of the items in it.
+func (q *queue[T]) batchReadyLocked(maxItems int64) bool {
+	if maxItems <= 0 || q.batchWait <= 0 || q.closed || q.memItems >= maxItems || q.memBytes >= maxDeliveryBytes ||
 		q.lenLocked() >= q.maxBatches { // full: waiting would only refuse clients
 		return true
 	}
@@ -548,7 +553,7 @@ func (q *queue) batchReadyLocked(maxSpans int64) bool {
 }
 
 // wakeAtLocked makes sure the waiting workers are woken at t (one timer serves them all).
-func (q *queue) wakeAtLocked(t time.Time) {
+func (q *queue[T]) wakeAtLocked(t time.Time) {
 	if q.wake != nil && !q.wakeAt.After(t) {
 		return // an earlier or equal wake-up is pending
 	}
@@ -564,26 +569,26 @@ func (q *queue) wakeAtLocked(t time.Time) {
 	})
 }
 
-func (q *queue) stopWakeLocked() {
+func (q *queue[T]) stopWakeLocked() {
 	if q.wake != nil {
 		q.wake.Stop()
 		q.wake, q.wakeAt = nil, time.Time{}
 	}
 }
 
-// memorySpans returns the spans of the batches that are only in memory (no disk record).
-func memorySpans(batches []batch) int64 {
+// memoryItems returns the items of the batches that are only in memory (no disk record).
+func memoryItems[T comparable](batches []batch[T]) int64 {
 	var n int64
 	for _, b := range batches {
 		if !b.onDisk {
-			n += b.spans
+			n += b.items
 		}
 	}
 	return n
 }
 
 // ack releases delivered (or dropped) batches' disk records.
-func (q *queue) ack(batches []batch) error {
+func (q *queue[T]) ack(batches []batch[T]) error {
 	var ps []diskqueue.Pos
 	for _, b := range batches {
 		if b.onDisk {
@@ -597,7 +602,7 @@ func (q *queue) ack(batches []batch) error {
 }
 
 // close stops intake and wakes every waiting worker.
-func (q *queue) close() {
+func (q *queue[T]) close() {
 	q.mu.Lock()
 	q.signalRoomLocked() // waiting batches see closed and are refused
 	q.closed = true
@@ -607,7 +612,7 @@ func (q *queue) close() {
 }
 
 // stop makes workers exit at their next take.
-func (q *queue) stop() {
+func (q *queue[T]) stop() {
 	q.mu.Lock()
 	q.stopped = true
 	q.stopWakeLocked()
@@ -620,47 +625,45 @@ type deliveryProgress int
 
 const (
 	nothingDelivered deliveryProgress = iota
-	partlyDelivered                   // td holds only what is left: the batches' disk records hold more
+	partlyDelivered                   // data holds only what is left: the batches' disk records hold more
 )
 
 // abandon handles a delivery that will not complete (shutdown): with storage, what is left of it
-// (td: the batches merged, less the parts already delivered when partlyDelivered) is written to disk as one
+// (data: the batches merged, less the parts already delivered when partlyDelivered) is written to disk as one
 // record (disk batches are simply left unacknowledged, to be replayed, unless that record is needed:
 // some parts were delivered, or some batches were only in memory); without, it is counted as
-// dropped. It returns the spans that were lost.
-func (q *queue) abandon(batches []batch, td ptrace.Traces, progress deliveryProgress) int64 {
-	memSpans := memorySpans(batches)
-	if memSpans == 0 && progress == nothingDelivered {
+// dropped. It returns the items that were lost.
+func (q *queue[T]) abandon(batches []batch[T], data T, progress deliveryProgress) int64 {
+	if memoryItems(batches) == 0 && progress == nothingDelivered {
 		return 0 // every record is on disk, unacknowledged: replayed after restart
 	}
-	var m ptrace.ProtoMarshaler
-	payload, err := m.MarshalTraces(td)
-	return q.abandonPayload(batches, payload, err, int64(td.SpanCount()))
+	payload, err := q.sig.marshal(data)
+	return q.abandonPayload(batches, payload, err, q.sig.items(data))
 }
 
 // abandonPayload is abandon with what is left of the delivery serialized (payload, or the error
-// serializing it), left spans.
-func (q *queue) abandonPayload(batches []batch, payload []byte, err error, left int64) int64 {
-	memSpans := memorySpans(batches)
+// serializing it), left items.
+func (q *queue[T]) abandonPayload(batches []batch[T], payload []byte, err error, left int64) int64 {
+	memItems := memoryItems(batches)
 	if q.log == nil {
 		q.onDrop(reasonShutdown, left)
 		return left
 	}
 	if err == nil {
 		// Beyond capacity_mib if need be: with the disk full (Elasticsearch down for long), the
-		// alternative is losing acknowledged spans. What is written so is bounded by the memory
+		// alternative is losing acknowledged data. What is written so is bounded by the memory
 		// queue plus the deliveries in flight (README, storage.capacity_mib).
 		err = q.log.AppendBeyondCapacity(payload, left, batches[0].enqueued)
 	}
 	if err != nil {
-		lost := min(memSpans, left) // the disk batches' records are replayed
+		lost := min(memItems, left) // the disk batches' records are replayed
 		q.onDrop(reasonShutdown, lost)
 		return lost
 	}
 	// The merged record now holds the disk batches' data too: release their old records, once the
 	// new one is durable (one fsync, at shutdown). A failed sync keeps them: a duplicate after
 	// restart, never a loss.
-	if slices.ContainsFunc(batches, func(b batch) bool { return b.onDisk }) {
+	if slices.ContainsFunc(batches, func(b batch[T]) bool { return b.onDisk }) {
 		if err := q.log.Sync(); err != nil {
 			q.logger.Warn("Syncing the disk buffer at shutdown failed; its records stay for a replay", zap.Error(err))
 			return 0
@@ -671,10 +674,10 @@ func (q *queue) abandonPayload(batches []batch, payload []byte, err error, left 
 }
 
 // drain empties the memory queue at shutdown (after the workers exited) through abandon, batch by
-// batch. It returns the spans that were lost.
-func (q *queue) drain() int64 {
+// batch. It returns the items that were lost.
+func (q *queue[T]) drain() int64 {
 	q.mu.Lock()
-	var rest []batch
+	var rest []batch[T]
 	for q.lenLocked() > 0 {
 		rest = append(rest, q.popLocked())
 	}
@@ -683,19 +686,19 @@ func (q *queue) drain() int64 {
 	for _, b := range rest {
 		if b.payload != nil { // serialized (see attemptFailed); a disk record is replayed
 			if !b.onDisk {
-				lost += q.abandonPayload([]batch{b}, b.payload, nil, b.spans)
+				lost += q.abandonPayload([]batch[T]{b}, b.payload, nil, b.items)
 			}
 			continue
 		}
-		lost += q.abandon([]batch{b}, b.td, nothingDelivered)
-		b.release()
+		lost += q.abandon([]batch[T]{b}, b.data, nothingDelivered)
+		b.release(q.sig)
 	}
 	return lost
 }
 
 // oldestEnqueued returns when the oldest batch in the memory queue or unread on disk was enqueued
 // (zero when there is none, or only disk records a restart found).
-func (q *queue) oldestEnqueued() time.Time {
+func (q *queue[T]) oldestEnqueued() time.Time {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var oldest time.Time
@@ -710,9 +713,9 @@ func (q *queue) oldestEnqueued() time.Time {
 	return oldest
 }
 
-// memStats returns the batches, spans and bytes in the memory queue.
-func (q *queue) memStats() (batches, spans, bytes int64) {
+// memStats returns the batches, items and bytes in the memory queue.
+func (q *queue[T]) memStats() (batches, items, bytes int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return int64(q.lenLocked()), q.memSpans, q.memBytes
+	return int64(q.lenLocked()), q.memItems, q.memBytes
 }

@@ -75,7 +75,7 @@ func TestShutdownLeavesDeliveriesThatIgnoreCancellation(t *testing.T) {
 	stuck := &ignoringConsumer{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	defer close(stuck.release) // lets the left-behind goroutine end before the leak check
 	cfg := diskCfg(dir, ModeOverflow, FsyncNever)
-	cfg.Threads, cfg.MaxBatchSpans, cfg.ShutdownTimeout = 1, 0, 100*time.Millisecond
+	cfg.Threads, cfg.MaxBatchItems, cfg.ShutdownTimeout = 1, 0, 100*time.Millisecond
 	h := start(t, cfg, stuck, nil)
 	h.p.stuckGrace = 100 * time.Millisecond
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(0, 5)...)))

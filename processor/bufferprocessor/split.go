@@ -1,92 +1,49 @@
 package bufferprocessor
 
-import (
-	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/pdata/xpdata/pref"
-)
-
-// splitBySize cuts td into parts of at most maxBytes serialized bytes each, in span order, each
-// with its spans' resource and scope. A part of one span may still be larger. td itself becomes
-// the last part (its leading spans move out); the others are new batches, owned by the buffer
-// (see assemble) and given back by releaseParts. It halves by span count until every part fits:
-// a few size computations for the rare batch that needs it, whatever the spans' sizes.
-func splitBySize(td ptrace.Traces, maxBytes int) []ptrace.Traces {
-	var m ptrace.ProtoMarshaler
-	n := td.SpanCount()
-	if n <= 1 || m.TracesSize(td) <= maxBytes {
-		return []ptrace.Traces{td}
+// splitBySize cuts data into parts of at most maxBytes serialized bytes each, in order, each with
+// its items' resource and scope. A part of one item (a span, a log record, a whole metric) may
+// still be larger. data itself becomes the last part (its leading items move out); the others are
+// new batches, owned by the buffer (see assemble) and given back by releaseParts. It halves by
+// item count until every part fits: a few size computations for the rare batch that needs it,
+// whatever the items' sizes. The cut is made once per delivery: its retries send the same parts.
+func (p *bufferProcessor[T]) splitBySize(data T, maxBytes int) []T {
+	n := p.sig.items(data)
+	if n <= 1 || p.sig.size(data) <= maxBytes {
+		return []T{data}
 	}
-	head := moveLeadingSpans(td, n/2)
-	return append(splitBySize(head, maxBytes), splitBySize(td, maxBytes)...)
-}
-
-// moveLeadingSpans moves the first n spans of td into a new batch (copying their resources and
-// scopes) and removes them from td, with the resources and scopes they leave empty.
-func moveLeadingSpans(td ptrace.Traces, n int) ptrace.Traces {
-	out := ptrace.NewTraces()
-	pref.MarkPipelineOwnedTraces(out)
-	rss := td.ResourceSpans()
-	for i := 0; i < rss.Len() && n > 0; i++ {
-		rs := rss.At(i)
-		var outRS ptrace.ResourceSpans // created with its first span: no empty resources in a part
-		sss := rs.ScopeSpans()
-		for j := 0; j < sss.Len() && n > 0; j++ {
-			ss := sss.At(j)
-			if ss.Spans().Len() == 0 {
-				continue
-			}
-			if outRS == (ptrace.ResourceSpans{}) {
-				outRS = out.ResourceSpans().AppendEmpty()
-				rs.Resource().CopyTo(outRS.Resource())
-				outRS.SetSchemaUrl(rs.SchemaUrl())
-			}
-			outSS := outRS.ScopeSpans().AppendEmpty()
-			ss.Scope().CopyTo(outSS.Scope())
-			outSS.SetSchemaUrl(ss.SchemaUrl())
-			spans := ss.Spans()
-			take := min(n, spans.Len())
-			outSS.Spans().EnsureCapacity(take)
-			for k := range take {
-				spans.At(k).MoveTo(outSS.Spans().AppendEmpty())
-			}
-			moved := 0
-			spans.RemoveIf(func(ptrace.Span) bool { moved++; return moved <= take })
-			n -= take
-		}
-		sss.RemoveIf(func(ss ptrace.ScopeSpans) bool { return ss.Spans().Len() == 0 })
+	head := p.sig.moveLeading(data, int(n/2))
+	if p.sig.items(data) == 0 { // one metric holds every data point: it cannot be cut
+		p.sig.moveAll(head, data)
+		p.sig.unref(head)
+		return []T{data}
 	}
-	rss.RemoveIf(func(rs ptrace.ResourceSpans) bool { return rs.ScopeSpans().Len() == 0 })
-	return out
+	return append(p.splitBySize(head, maxBytes), p.splitBySize(data, maxBytes)...)
 }
 
 // mergeParts returns the parts as one batch: the part itself when there is one, else a new batch
 // the parts' contents move into, or are copied into when a part is read-only (the collector's
 // fanout marks a batch it offered to several consumers so).
-func mergeParts(parts []ptrace.Traces) ptrace.Traces {
+func (p *bufferProcessor[T]) mergeParts(parts []T) T {
 	if len(parts) == 1 {
 		return parts[0]
 	}
-	out := ptrace.NewTraces()
-	pref.MarkPipelineOwnedTraces(out)
-	for _, p := range parts {
-		if p.IsReadOnly() {
-			rss := p.ResourceSpans()
-			for i := range rss.Len() {
-				rss.At(i).CopyTo(out.ResourceSpans().AppendEmpty())
-			}
+	out := p.sig.newOwned()
+	for _, part := range parts {
+		if p.sig.readOnly(part) {
+			p.sig.copyAll(part, out)
 			continue
 		}
-		p.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
+		p.sig.moveAll(part, out)
 	}
 	return out
 }
 
-// releaseParts gives back the references of the parts splitBySize made (td, the last part, is
+// releaseParts gives back the references of the parts splitBySize made (data, the last part, is
 // the delivery's and released with it).
-func releaseParts(parts []ptrace.Traces, td ptrace.Traces) {
-	for _, p := range parts {
-		if p != td {
-			pref.UnrefTraces(p)
+func (p *bufferProcessor[T]) releaseParts(parts []T, data T) {
+	for _, part := range parts {
+		if part != data {
+			p.sig.unref(part)
 		}
 	}
 }

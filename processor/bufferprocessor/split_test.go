@@ -74,7 +74,7 @@ func TestSplitBySize(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			td := unevenTraces(tt.spansPerScope, tt.pad)
 			want := spanRefs(td)
-			parts := splitBySize(td, tt.maxBytes)
+			parts := tracesOnly.splitBySize(td, tt.maxBytes)
 			if tt.wantParts > 0 {
 				require.Len(t, parts, tt.wantParts)
 			} else {
@@ -215,7 +215,7 @@ func TestOversizedBatchShutdownSavesTheRest(t *testing.T) {
 func TestMergePartsCopiesReadOnlyParts(t *testing.T) {
 	a, b := makeTraces(1, 2), makeTraces(3)
 	a.MarkReadOnly()
-	rest := mergeParts([]ptrace.Traces{a, b})
+	rest := tracesOnly.mergeParts([]ptrace.Traces{a, b})
 	assert.Equal(t, []spanRef{{"", "", "1"}, {"", "", "2"}, {"", "", "3"}}, spanRefs(rest))
 	assert.Equal(t, 2, a.SpanCount(), "the read-only part is left as it was")
 	assert.Zero(t, b.SpanCount(), "a writable part is moved")
@@ -232,7 +232,7 @@ func TestMoveLeadingSpansLeavesNoEmptyEntries(t *testing.T) {
 	for i := range 4 {
 		ss.Spans().AppendEmpty().SetName(strconv.Itoa(i))
 	}
-	head := moveLeadingSpans(td, 2)
+	head := tracesSignal{}.moveLeading(td, 2)
 	for name, part := range map[string]ptrace.Traces{"moved": head, "left": td} {
 		require.Equal(t, 1, part.ResourceSpans().Len(), name)
 		require.Equal(t, 1, part.ResourceSpans().At(0).ScopeSpans().Len(), name)
@@ -270,3 +270,6 @@ func TestShutdownRewriteIsDurableBeforeItsAck(t *testing.T) {
 	require.GreaterOrEqual(t, ack, 0, "the old record was acknowledged: %v", after)
 	assert.Contains(t, after[:ack], "sync .seg", "the ack was written before the new record was synced: %v", after)
 }
+
+// tracesOnly is a traces buffer that is never started: for the functions that only need its signal.
+var tracesOnly = &bufferProcessor[ptrace.Traces]{sig: tracesSignal{}}

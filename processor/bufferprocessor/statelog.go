@@ -11,12 +11,15 @@ import (
 // stateLogInterval is the most often the buffer repeats a state line while the state lasts.
 const stateLogInterval = time.Minute
 
-// heldSpans is what the buffer holds: memory + disk + in flight is every span acknowledged and
-// not yet accepted by the next consumer.
-type heldSpans struct{ memory, disk, inFlight int64 }
+// heldItems is what the buffer holds: memory + disk + in flight is every item acknowledged and
+// not yet accepted by the next consumer. field names the items in the keys ("spans": memory_spans).
+type heldItems struct {
+	memory, disk, inFlight int64
+	field                  string
+}
 
-func (h heldSpans) fields() []zap.Field {
-	return []zap.Field{zap.Int64("memory_spans", h.memory), zap.Int64("disk_spans", h.disk), zap.Int64("in_flight_spans", h.inFlight)}
+func (h heldItems) fields() []zap.Field {
+	return []zap.Field{zap.Int64("memory_"+h.field, h.memory), zap.Int64("disk_"+h.field, h.disk), zap.Int64("in_flight_"+h.field, h.inFlight)}
 }
 
 // stateLog tells an operator, in a few lines, what the buffer's counters say: deliveries start
@@ -25,7 +28,7 @@ func (h heldSpans) fields() []zap.Field {
 // interval). Everything else is in the metrics.
 type stateLog struct {
 	logger   *zap.Logger
-	held     func() heldSpans
+	held     func() heldItems
 	interval time.Duration
 
 	mu           sync.Mutex
@@ -33,10 +36,10 @@ type stateLog struct {
 	failedLine   time.Time // when the last failing line was written
 	attempts     int64     // failed attempts since failingSince
 	refusedLine  time.Time // when the last buffer-full line was written
-	refused      int64     // spans refused since refusedLine
+	refused      int64     // items refused since refusedLine
 }
 
-func newStateLog(logger *zap.Logger, held func() heldSpans) *stateLog {
+func newStateLog(logger *zap.Logger, held func() heldItems) *stateLog {
 	return &stateLog{logger: logger, held: held, interval: stateLogInterval}
 }
 
@@ -52,10 +55,10 @@ func (s *stateLog) failed(err error, retryIn time.Duration, now time.Time) {
 	fields := append(s.held().fields(), zap.Error(err), zap.Duration("next_retry_in", retryIn))
 	if first {
 		s.failingSince = now
-		s.logger.Warn("Deliveries to Elasticsearch are failing: the buffer keeps every span it acknowledged and retries until they succeed", fields...)
+		s.logger.Warn("Deliveries to Elasticsearch are failing: the buffer keeps everything it acknowledged and retries until it succeeds", fields...)
 	} else {
 		fields = append(fields, zap.Duration("failing_for", now.Sub(s.failingSince).Round(time.Second)), zap.Int64("failed_attempts", s.attempts))
-		s.logger.Warn("Deliveries to Elasticsearch still fail: the buffer keeps every span and retries", fields...)
+		s.logger.Warn("Deliveries to Elasticsearch still fail: the buffer keeps everything and retries", fields...)
 	}
 	s.failedLine = now
 }
@@ -73,18 +76,19 @@ func (s *stateLog) succeeded(now time.Time) {
 	s.failingSince, s.attempts = time.Time{}, 0
 }
 
-// refusedFull records spans refused because the buffer is full (the clients are told to retry).
-func (s *stateLog) refusedFull(spans int64, err error, now time.Time) {
+// refusedFull records items refused because the buffer is full (the clients are told to retry).
+func (s *stateLog) refusedFull(items int64, err error, now time.Time) {
 	if !errors.Is(err, ErrFull) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.refused += spans
+	s.refused += items
 	if !s.refusedLine.IsZero() && now.Sub(s.refusedLine) < s.interval {
 		return
 	}
+	h := s.held()
 	s.logger.Warn("The buffer is full: new data is refused and clients are told to retry (429 / RESOURCE_EXHAUSTED)",
-		append(s.held().fields(), zap.Int64("refused_spans", s.refused))...)
+		append(h.fields(), zap.Int64("refused_"+h.field, s.refused))...)
 	s.refusedLine, s.refused = now, 0
 }

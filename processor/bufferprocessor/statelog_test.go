@@ -17,7 +17,7 @@ import (
 // and one when deliveries succeed again, each with what the buffer holds.
 func TestStateLogOutage(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
-	s := newStateLog(zap.New(core), func() heldSpans { return heldSpans{memory: 10, disk: 20, inFlight: 30} })
+	s := newStateLog(zap.New(core), func() heldItems { return heldItems{field: "spans", memory: 10, disk: 20, inFlight: 30} })
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	down := errors.New("connection refused")
 	for _, sec := range []int{0, 1, 5, 30, 59, 61, 90, 120, 121, 130} {
@@ -52,7 +52,7 @@ func TestStateLogOutage(t *testing.T) {
 // refused since the last; other refusals (shutting down) write nothing.
 func TestStateLogFull(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
-	s := newStateLog(zap.New(core), func() heldSpans { return heldSpans{memory: 1} })
+	s := newStateLog(zap.New(core), func() heldItems { return heldItems{field: "spans", memory: 1} })
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	for sec := range 130 {
 		s.refusedFull(100, fmt.Errorf("queue: %w", ErrFull), t0.Add(time.Duration(sec)*time.Second))

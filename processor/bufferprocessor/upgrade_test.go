@@ -55,7 +55,7 @@ func TestRefusesADiskLogFromALaterRelease(t *testing.T) {
 	require.NoError(t, os.WriteFile(seg, h, 0o600))
 
 	cfg := diskCfg(dir, ModeOverflow, FsyncInterval)
-	p, err := newBufferProcessor(processortest.NewNopSettings(metadata.Type), cfg, newRecorder())
+	p, err := newTracesBuffer(processortest.NewNopSettings(metadata.Type), cfg, newRecorder())
 	require.NoError(t, err)
 	err = p.Start(context.Background(), componenttest.NewNopHost())
 	require.ErrorIs(t, err, diskqueue.ErrUnsupportedVersion)

@@ -12,14 +12,14 @@ func (l *Log) corruptSkipped() int64 {
 }
 
 // encodeRecord returns the on-disk encoding of payload.
-func encodeRecord(payload []byte, spans uint32, unixNano int64) []byte {
-	return appendRecord(make([]byte, 0, headerSize+len(payload)), payload, spans, unixNano)
+func encodeRecord(payload []byte, items uint32, unixNano int64) []byte {
+	return appendRecord(make([]byte, 0, headerSize+len(payload)), payload, items, unixNano)
 }
 
-// decodeRecord decodes one record from the start of b and returns its payload (aliasing b), span
+// decodeRecord decodes one record from the start of b and returns its payload (aliasing b), item
 // count, enqueue time and total encoded size. Any malformed input yields an error wrapping
 // errCorrupt, never a panic: the bytes come from disk and are untrusted.
-func decodeRecord(b []byte) (payload []byte, spans uint32, unixNano int64, size int, err error) {
+func decodeRecord(b []byte) (payload []byte, items uint32, unixNano int64, size int, err error) {
 	if len(b) < headerSize {
 		return nil, 0, 0, 0, fmt.Errorf("%w: short header (%d bytes)", errCorrupt, len(b))
 	}
@@ -31,5 +31,5 @@ func decodeRecord(b []byte) (payload []byte, spans uint32, unixNano int64, size 
 	if err := h.verify(b[:headerSize], payload); err != nil {
 		return nil, 0, 0, 0, err
 	}
-	return payload, h.spans, h.unixNano, headerSize + int(h.length), nil
+	return payload, h.items, h.unixNano, headerSize + int(h.length), nil
 }

@@ -18,7 +18,7 @@ import (
 
 // The log in testdata/v1 was written by format version 1 (the release before segment headers),
 // through the API the buffer processor uses: Open with SegmentBytes 658, then Append of the
-// protobuf (ptrace.ProtoMarshaler) of fixtureTraces(3*i, 3), 3 spans, enqueued at
+// protobuf (ptrace.ProtoMarshaler) of fixtureTraces(3*i, 3), 3 items, enqueued at
 // fixtureEnqueued(i), for i = 0..3; Next twice, MarkDispatched of both records read, Ack of the
 // first, Close; the LOCK file left out. Three segments: records 0 and 1, record 2, record 3.
 // It is never regenerated: it is what a log of that release holds after an upgrade.
@@ -71,7 +71,7 @@ func segVersion(t *testing.T, path string) int {
 // checkFixtureRecord asserts that r is fixture record i as it was written.
 func checkFixtureRecord(t *testing.T, r Record, i int) {
 	t.Helper()
-	assert.Equal(t, int64(3), r.Spans)
+	assert.Equal(t, int64(3), r.Items)
 	assert.Equal(t, fixtureEnqueued(i), r.Enqueued.UTC())
 	var u ptrace.ProtoUnmarshaler
 	td, err := u.UnmarshalTraces(r.Payload)
@@ -88,7 +88,7 @@ func TestReplaysFormatV1(t *testing.T) {
 		require.Equal(t, 1, segVersion(t, p), "%s: the fixture is format 1", p)
 	}
 	l, st := open(t, dir)
-	assert.Equal(t, OpenStats{Pending: Counts{Records: 3, Spans: 9, Bytes: 329 + 329 + 331}, DuplicatesPossible: 1}, st)
+	assert.Equal(t, OpenStats{Pending: Counts{Records: 3, Items: 9, Bytes: 329 + 329 + 331}, DuplicatesPossible: 1}, st)
 	recs := readAll(t, l)
 	require.Len(t, recs, 3, "records 1 to 3: record 0 was acknowledged")
 	assert.Equal(t, Pos{Seg: 1, Off: 329}, recs[0].Pos)
@@ -144,7 +144,7 @@ func TestMixedVersionsReplayInOrder(t *testing.T) {
 	checkFixtureRecord(t, recs[1], 3)
 	for i, r := range recs[2:] {
 		assert.Equal(t, payload(100+i), r.Payload)
-		assert.Equal(t, int64(100+i), r.Spans)
+		assert.Equal(t, int64(100+i), r.Items)
 		assert.Equal(t, ps[i], r.Pos)
 	}
 	ackAllAndReopen(t, l, dir, recs)

@@ -18,11 +18,11 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add(make([]byte, headerSize))
 	f.Add([]byte("TGB1"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, spans, ts, n, err := decodeRecord(b)
+		p, items, ts, n, err := decodeRecord(b)
 		if err != nil {
 			return
 		}
-		if !bytes.Equal(encodeRecord(p, spans, ts), b[:n]) {
+		if !bytes.Equal(encodeRecord(p, items, ts), b[:n]) {
 			t.Fatalf("accepted record does not round-trip")
 		}
 	})
@@ -112,7 +112,7 @@ func FuzzSegmentRead(f *testing.F) {
 			if !ok {
 				break
 			}
-			rec := encodeRecord(r.Payload, uint32(r.Spans), r.Enqueued.UnixNano())
+			rec := encodeRecord(r.Payload, uint32(r.Items), r.Enqueued.UnixNano())
 			if !bytes.Contains(seg, rec) {
 				t.Fatalf("record %d (%d payload bytes) is not in the segment as written", i, len(r.Payload))
 			}

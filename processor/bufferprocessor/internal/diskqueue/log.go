@@ -101,7 +101,7 @@ type Pos struct {
 type Record struct {
 	Pos      Pos
 	Payload  []byte
-	Spans    int64
+	Items    int64
 	Size     int64 // encoded size, header included
 	Enqueued time.Time
 }

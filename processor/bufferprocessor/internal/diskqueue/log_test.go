@@ -79,7 +79,7 @@ func TestAppendReadAckDeletesSegments(t *testing.T) {
 	require.Len(t, recs, 100)
 	for i, r := range recs {
 		assert.Equal(t, payload(i), r.Payload)
-		assert.Equal(t, int64(i), r.Spans)
+		assert.Equal(t, int64(i), r.Items)
 		assert.Equal(t, int64(i), r.Enqueued.UnixNano())
 	}
 	assert.Zero(t, l.Unread().Records)
@@ -113,7 +113,7 @@ func TestReopenReplaysUnacknowledged(t *testing.T) {
 	assert.Equal(t, int64(2), st.DuplicatesPossible)
 	var ids []int
 	for _, r := range readAll(t, l) {
-		ids = append(ids, int(r.Spans))
+		ids = append(ids, int(r.Items))
 	}
 	assert.Equal(t, []int{1, 3, 5, 6, 7, 8, 9}, ids)
 }
@@ -170,7 +170,7 @@ func TestCorruption(t *testing.T) {
 			l, _ = open(t, dir, func(o *Options) { o.OnCorrupt = func() { corrupt.Add(1) } })
 			var ids []int
 			for _, r := range readAll(t, l) {
-				ids = append(ids, int(r.Spans))
+				ids = append(ids, int(r.Items))
 			}
 			assert.Equal(t, tt.want, ids)
 			assert.Equal(t, tt.corrupt, corrupt.Load())
@@ -225,11 +225,11 @@ func TestDropOldest(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, int64(3), dropped.Records)
-	assert.Equal(t, int64(0+1+2), dropped.Spans)
+	assert.Equal(t, int64(0+1+2), dropped.Items)
 	r, ok, err := l.Next()
 	require.NoError(t, err)
 	require.True(t, ok)
-	assert.Equal(t, int64(3), r.Spans)
+	assert.Equal(t, int64(3), r.Items)
 	assert.Equal(t, int64(3), l.Unread().Records)
 	// The active segment is sealed to be dropped.
 	for {
@@ -254,7 +254,7 @@ func TestClaimKeepsOrder(t *testing.T) {
 	require.False(t, claimed, "record 1 is unread: record 2 must wait behind it")
 	recs := readAll(t, l)
 	require.Len(t, recs, 2)
-	assert.Equal(t, int64(1), recs[0].Spans)
+	assert.Equal(t, int64(1), recs[0].Items)
 	require.NoError(t, l.Close())
 
 	// The claimed record was never acknowledged: it is replayed.
@@ -338,7 +338,7 @@ func TestENOSPCIsFull(t *testing.T) {
 	appendN(t, l, 100, 2)
 	var ids []int64
 	for _, r := range readAll(t, l) {
-		ids = append(ids, r.Spans)
+		ids = append(ids, r.Items)
 	}
 	require.Len(t, ids, n+2, "the half-written record was rolled back, nothing corrupt in between")
 	assert.Equal(t, int64(100), ids[n])
@@ -491,7 +491,7 @@ func TestSegmentsAreSyncedBeforeAcks(t *testing.T) {
 		}
 	}
 	// The rewrite: the new copy in the active segment, then the ack of the old one.
-	_, _, err := l.Append(first.Payload, first.Spans, first.Enqueued, NoClaim)
+	_, _, err := l.Append(first.Payload, first.Items, first.Enqueued, NoClaim)
 	require.NoError(t, err)
 	require.NoError(t, l.Ack([]Pos{first.Pos}))
 	require.NoError(t, l.Close())
@@ -529,7 +529,7 @@ func TestDamagedLengthDoesNotHideRecords(t *testing.T) {
 		r, ok, nextErr := l.Next()
 		require.NoError(t, nextErr)
 		require.True(t, ok)
-		ids = append(ids, int(r.Spans))
+		ids = append(ids, int(r.Items))
 	}
 	assert.Zero(t, l.Unread().Records, "the count ran out before the records did")
 	assert.True(t, l.HasUnread(), "records 7 to 9 are still to be read")
@@ -538,7 +538,7 @@ func TestDamagedLengthDoesNotHideRecords(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, claimed, "claimed with records unread before it")
 	for _, r := range readAll(t, l) {
-		ids = append(ids, int(r.Spans))
+		ids = append(ids, int(r.Items))
 	}
 	assert.Equal(t, []int{0, 2, 3, 4, 5, 6, 7, 8, 9, 10}, ids)
 	assert.False(t, l.HasUnread())
@@ -566,7 +566,7 @@ func TestOpenDeletesSegmentsWithNothingToDeliver(t *testing.T) {
 	assert.Equal(t, int64(1), st.Pending.Records)
 	recs := readAll(t, l)
 	require.Len(t, recs, 1)
-	assert.Equal(t, int64(3), recs[0].Spans)
+	assert.Equal(t, int64(3), recs[0].Items)
 	require.NoError(t, l.Close())
 	assert.Equal(t, ps[0].Seg, ps[2].Seg)
 	assert.Len(t, segFiles(t, dir), 2, "the record's segment and the new active one")
@@ -599,7 +599,7 @@ func TestOpenKeepsASegmentItCannotProve(t *testing.T) {
 	require.NoError(t, err, "the segment was deleted with an unacknowledged record in it")
 	got := readAll(t, l)
 	require.Len(t, got, 1, "the unacknowledged record is read: the damaged length of a delivered record is not trusted")
-	assert.Equal(t, int64(1), got[0].Spans)
+	assert.Equal(t, int64(1), got[0].Items)
 	assert.Equal(t, int64(1), l.corruptSkipped(), "the damage is counted")
 }
 

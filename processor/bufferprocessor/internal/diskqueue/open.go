@@ -122,7 +122,7 @@ func (l *Log) loadSegment(id uint64, st *OpenStats) error {
 	}
 	l.segs = append(l.segs, seg)
 	l.total += seg.size
-	l.unread.add(seg.unread.Records, seg.unread.Spans, seg.unread.Bytes)
+	l.unread.add(seg.unread.Records, seg.unread.Items, seg.unread.Bytes)
 	return nil
 }
 
@@ -154,7 +154,7 @@ func (l *Log) openSealed(id uint64, st *OpenStats) (*segment, error) {
 		if r.corrupt {
 			st.Corrupt++
 		} else if _, ok := acked[off]; !ok {
-			seg.unread.add(1, int64(r.hdr.spans), r.next-off)
+			seg.unread.add(1, int64(r.hdr.items), r.next-off)
 			if _, ok := dispatched[off]; ok {
 				st.DuplicatesPossible++
 			}

@@ -64,7 +64,7 @@ func (l *Log) advance(at readerAt, r readResult) (Record, bool) {
 	defer l.mu.Unlock()
 	l.roff = r.next
 	size := r.next - at.off
-	spans := int64(r.hdr.spans)
+	items := int64(r.hdr.items)
 	switch {
 	case at.acked && r.corrupt:
 		// Delivered before the restart, so nothing is lost, but the damage is counted: the
@@ -75,17 +75,17 @@ func (l *Log) advance(at readerAt, r readResult) (Record, bool) {
 	case r.corrupt:
 		l.countCorruptLocked()
 		if r.counted {
-			at.seg.unread.sub(1, spans, size)
-			l.unread.sub(1, spans, size)
+			at.seg.unread.sub(1, items, size)
+			l.unread.sub(1, items, size)
 		}
 	default:
-		at.seg.unread.sub(1, spans, size)
-		l.unread.sub(1, spans, size)
+		at.seg.unread.sub(1, items, size)
+		l.unread.sub(1, items, size)
 		at.seg.outstanding++
 		return Record{
 			Pos:      Pos{Seg: at.seg.id, Off: at.off},
 			Payload:  r.payload,
-			Spans:    spans,
+			Items:    items,
 			Size:     size,
 			Enqueued: time.Unix(0, r.hdr.unixNano),
 		}, true
@@ -107,7 +107,7 @@ func (l *Log) passReaderSegment() {
 	seg := l.rseg
 	i := slices.Index(l.segs, seg)
 	seg.passed = true
-	l.unread.sub(seg.unread.Records, seg.unread.Spans, seg.unread.Bytes)
+	l.unread.sub(seg.unread.Records, seg.unread.Items, seg.unread.Bytes)
 	seg.unread = Counts{}
 	l.rseg = l.segs[i+1]
 	l.roff = l.rseg.start

@@ -14,7 +14,8 @@ import (
 //	0      4    magic "TGB1" (lets a reader find the next record after a corrupt region)
 //	4      4    CRC32C (Castagnoli) over bytes 8..24 of the header and the payload
 //	8      4    payload length in bytes (> 0)
-//	12     4    span count of the payload (for telemetry without decoding)
+//	12     4    item count of the payload: spans, log records or metric data points, per the
+//	            log's signal (for telemetry without decoding)
 //	16     8    enqueue time, Unix nanoseconds (time spent in the buffer survives a restart)
 //
 // All integers are little endian. The CRC covers the length, so a flipped length bit is detected too.
@@ -35,23 +36,23 @@ var errCorrupt = errors.New("corrupt record")
 type header struct {
 	crc      uint32
 	length   uint32
-	spans    uint32
+	items    uint32
 	unixNano int64
 }
 
 // appendRecord appends the encoded record to dst and returns it.
-func appendRecord(dst, payload []byte, spans uint32, unixNano int64) []byte {
-	h := encodeHeader(payload, spans, unixNano)
+func appendRecord(dst, payload []byte, items uint32, unixNano int64) []byte {
+	h := encodeHeader(payload, items, unixNano)
 	dst = append(dst, h[:]...)
 	return append(dst, payload...)
 }
 
 // encodeHeader returns the header of the record holding payload.
-func encodeHeader(payload []byte, spans uint32, unixNano int64) [headerSize]byte {
+func encodeHeader(payload []byte, items uint32, unixNano int64) [headerSize]byte {
 	var h [headerSize]byte
 	binary.LittleEndian.PutUint32(h[0:4], magic)
 	binary.LittleEndian.PutUint32(h[8:12], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(h[12:16], spans)
+	binary.LittleEndian.PutUint32(h[12:16], items)
 	binary.LittleEndian.PutUint64(h[16:24], uint64(unixNano))
 	crc := crc32.Update(crc32.Checksum(h[8:24], castagnoli), castagnoli, payload)
 	binary.LittleEndian.PutUint32(h[4:8], crc)
@@ -70,7 +71,7 @@ func parseHeader(b []byte, avail int64) (header, error) {
 	h := header{
 		crc:      binary.LittleEndian.Uint32(b[4:8]),
 		length:   binary.LittleEndian.Uint32(b[8:12]),
-		spans:    binary.LittleEndian.Uint32(b[12:16]),
+		items:    binary.LittleEndian.Uint32(b[12:16]),
 		unixNano: int64(binary.LittleEndian.Uint64(b[16:24])),
 	}
 	if h.length == 0 || h.length > maxRecordBytes || int64(h.length) > avail {

@@ -24,24 +24,24 @@ const (
 	resyncChunk  = 64 << 10
 )
 
-// Counts are records, spans and encoded bytes.
+// Counts are records, items and encoded bytes.
 type Counts struct {
 	Records int64
-	Spans   int64
+	Items   int64
 	Bytes   int64
 }
 
-func (c *Counts) add(records, spans, bytes int64) {
+func (c *Counts) add(records, items, bytes int64) {
 	c.Records += records
-	c.Spans += spans
+	c.Items += items
 	c.Bytes += bytes
 }
 
 // sub subtracts and clamps at zero: counts from a header-only scan can overestimate what a
 // verifying read later finds in a damaged segment.
-func (c *Counts) sub(records, spans, bytes int64) {
+func (c *Counts) sub(records, items, bytes int64) {
 	c.Records = max(0, c.Records-records)
-	c.Spans = max(0, c.Spans-spans)
+	c.Items = max(0, c.Items-items)
 	c.Bytes = max(0, c.Bytes-bytes)
 }
 

@@ -17,7 +17,7 @@ type appendOptions struct {
 // pending is a record on its way to disk.
 type pending struct {
 	payload  []byte
-	spans    int64
+	items    int64
 	enqueued time.Time
 	size     int64 // encoded size, header included
 }
@@ -32,20 +32,20 @@ type written struct {
 // Append writes one record. With ClaimIfNext and nothing unread before it, the record is handed
 // out at once (claimed: the caller keeps it in memory and must Ack it) instead of being left for
 // Next. It returns after the record is written and, with FsyncAlways, synced.
-func (l *Log) Append(payload []byte, spans int64, enqueued time.Time, claim Claim) (Pos, bool, error) {
-	return l.append(payload, spans, enqueued, appendOptions{claim: claim})
+func (l *Log) Append(payload []byte, items int64, enqueued time.Time, claim Claim) (Pos, bool, error) {
+	return l.append(payload, items, enqueued, appendOptions{claim: claim})
 }
 
 // AppendBeyondCapacity writes one record even when the log is at its capacity (only the file
 // system's own space limits it). It is for shutdown, when the alternative is losing acknowledged
 // data held in memory: the caller bounds what it writes this way (its memory queue).
-func (l *Log) AppendBeyondCapacity(payload []byte, spans int64, enqueued time.Time) error {
-	_, _, err := l.append(payload, spans, enqueued, appendOptions{beyondCapacity: true})
+func (l *Log) AppendBeyondCapacity(payload []byte, items int64, enqueued time.Time) error {
+	_, _, err := l.append(payload, items, enqueued, appendOptions{beyondCapacity: true})
 	return err
 }
 
-func (l *Log) append(payload []byte, spans int64, enqueued time.Time, opts appendOptions) (Pos, bool, error) {
-	rec := pending{payload: payload, spans: spans, enqueued: enqueued, size: int64(headerSize + len(payload))}
+func (l *Log) append(payload []byte, items int64, enqueued time.Time, opts appendOptions) (Pos, bool, error) {
+	rec := pending{payload: payload, items: items, enqueued: enqueued, size: int64(headerSize + len(payload))}
 	if len(payload) == 0 {
 		return Pos{}, false, errors.New("empty record")
 	}
@@ -72,7 +72,7 @@ func (l *Log) write(rec pending, opts appendOptions) (written, error) {
 	if err != nil {
 		return written{}, err
 	}
-	if err := l.writeRecord(act.f, rec.payload, uint32(rec.spans), rec.enqueued.UnixNano()); err != nil {
+	if err := l.writeRecord(act.f, rec.payload, uint32(rec.items), rec.enqueued.UnixNano()); err != nil {
 		return written{}, l.rollBack(act, off, err)
 	}
 
@@ -88,8 +88,8 @@ func (l *Log) write(rec pending, opts appendOptions) (written, error) {
 		w.claimed = true
 		return w, nil
 	}
-	act.unread.add(1, rec.spans, rec.size)
-	l.unread.add(1, rec.spans, rec.size)
+	act.unread.add(1, rec.items, rec.size)
+	l.unread.add(1, rec.items, rec.size)
 	return w, nil
 }
 
@@ -195,13 +195,13 @@ const copyBelow = 64 << 10
 
 // writeRecord writes one encoded record at the end of f. Caller holds wmu. On error part of the
 // record may have been written; the caller rolls it back.
-func (l *Log) writeRecord(f File, payload []byte, spans uint32, unixNano int64) error {
+func (l *Log) writeRecord(f File, payload []byte, items uint32, unixNano int64) error {
 	if len(payload) < copyBelow {
-		l.wbuf = appendRecord(l.wbuf[:0], payload, spans, unixNano)
+		l.wbuf = appendRecord(l.wbuf[:0], payload, items, unixNano)
 		_, err := f.Write(l.wbuf)
 		return err
 	}
-	l.hbuf = encodeHeader(payload, spans, unixNano)
+	l.hbuf = encodeHeader(payload, items, unixNano)
 	if _, err := f.Write(l.hbuf[:]); err != nil {
 		return err
 	}

@@ -12,5 +12,7 @@ var (
 )
 
 const (
-	TracesStability = component.StabilityLevelAlpha
+	TracesStability  = component.StabilityLevelAlpha
+	LogsStability    = component.StabilityLevelAlpha
+	MetricsStability = component.StabilityLevelAlpha
 )

@@ -29,23 +29,40 @@ type TelemetryBuilder struct {
 	mu                                       sync.Mutex
 	registrations                            []metric.Registration
 	ProcessorBufferCorruptRecords            metric.Int64Counter
+	ProcessorBufferDeliveredLogRecords       metric.Int64Counter
+	ProcessorBufferDeliveredMetricPoints     metric.Int64Counter
 	ProcessorBufferDeliveredSpans            metric.Int64Counter
 	ProcessorBufferDiskBatches               metric.Int64ObservableGauge
 	ProcessorBufferDiskBytes                 metric.Int64ObservableGauge
 	ProcessorBufferDiskCapacity              metric.Int64ObservableGauge
+	ProcessorBufferDiskLogRecords            metric.Int64ObservableGauge
+	ProcessorBufferDiskMetricPoints          metric.Int64ObservableGauge
 	ProcessorBufferDiskSpans                 metric.Int64ObservableGauge
+	ProcessorBufferDroppedLogRecords         metric.Int64Counter
+	ProcessorBufferDroppedMetricPoints       metric.Int64Counter
 	ProcessorBufferDroppedSpans              metric.Int64Counter
 	ProcessorBufferDuplicatesPossibleBatches metric.Int64Counter
+	ProcessorBufferEnqueuedLogRecords        metric.Int64Counter
+	ProcessorBufferEnqueuedMetricPoints      metric.Int64Counter
 	ProcessorBufferEnqueuedSpans             metric.Int64Counter
+	ProcessorBufferInFlightLogRecords        metric.Int64ObservableGauge
+	ProcessorBufferInFlightMetricPoints      metric.Int64ObservableGauge
 	ProcessorBufferInFlightSpans             metric.Int64ObservableGauge
 	ProcessorBufferMemoryBatches             metric.Int64ObservableGauge
 	ProcessorBufferMemoryBytes               metric.Int64ObservableGauge
 	ProcessorBufferMemoryCapacity            metric.Int64ObservableGauge
+	ProcessorBufferMemoryLogRecords          metric.Int64ObservableGauge
+	ProcessorBufferMemoryMetricPoints        metric.Int64ObservableGauge
 	ProcessorBufferMemorySpans               metric.Int64ObservableGauge
 	ProcessorBufferOldestAge                 metric.Float64ObservableGauge
+	ProcessorBufferRefusedLogRecords         metric.Int64Counter
+	ProcessorBufferRefusedMetricPoints       metric.Int64Counter
 	ProcessorBufferRefusedSpans              metric.Int64Counter
 	ProcessorBufferReplayedBatches           metric.Int64Counter
 	ProcessorBufferRetries                   metric.Int64Counter
+	ProcessorBufferRetryingLogRecords        metric.Int64ObservableGauge
+	ProcessorBufferRetryingMetricPoints      metric.Int64ObservableGauge
+	ProcessorBufferRetryingSpans             metric.Int64ObservableGauge
 	ProcessorBufferTime                      metric.Float64Histogram
 }
 
@@ -105,12 +122,72 @@ func (builder *TelemetryBuilder) RegisterProcessorBufferDiskCapacityCallback(cb 
 	return nil
 }
 
+// RegisterProcessorBufferDiskLogRecordsCallback sets callback for observable ProcessorBufferDiskLogRecords metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferDiskLogRecordsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorBufferDiskLogRecords, obs: o})
+		return nil
+	}, builder.ProcessorBufferDiskLogRecords)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorBufferDiskMetricPointsCallback sets callback for observable ProcessorBufferDiskMetricPoints metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferDiskMetricPointsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorBufferDiskMetricPoints, obs: o})
+		return nil
+	}, builder.ProcessorBufferDiskMetricPoints)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 // RegisterProcessorBufferDiskSpansCallback sets callback for observable ProcessorBufferDiskSpans metric.
 func (builder *TelemetryBuilder) RegisterProcessorBufferDiskSpansCallback(cb metric.Int64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		cb(ctx, &observerInt64{inst: builder.ProcessorBufferDiskSpans, obs: o})
 		return nil
 	}, builder.ProcessorBufferDiskSpans)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorBufferInFlightLogRecordsCallback sets callback for observable ProcessorBufferInFlightLogRecords metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferInFlightLogRecordsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorBufferInFlightLogRecords, obs: o})
+		return nil
+	}, builder.ProcessorBufferInFlightLogRecords)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorBufferInFlightMetricPointsCallback sets callback for observable ProcessorBufferInFlightMetricPoints metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferInFlightMetricPointsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorBufferInFlightMetricPoints, obs: o})
+		return nil
+	}, builder.ProcessorBufferInFlightMetricPoints)
 	if err != nil {
 		return err
 	}
@@ -180,6 +257,36 @@ func (builder *TelemetryBuilder) RegisterProcessorBufferMemoryCapacityCallback(c
 	return nil
 }
 
+// RegisterProcessorBufferMemoryLogRecordsCallback sets callback for observable ProcessorBufferMemoryLogRecords metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferMemoryLogRecordsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorBufferMemoryLogRecords, obs: o})
+		return nil
+	}, builder.ProcessorBufferMemoryLogRecords)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorBufferMemoryMetricPointsCallback sets callback for observable ProcessorBufferMemoryMetricPoints metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferMemoryMetricPointsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorBufferMemoryMetricPoints, obs: o})
+		return nil
+	}, builder.ProcessorBufferMemoryMetricPoints)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 // RegisterProcessorBufferMemorySpansCallback sets callback for observable ProcessorBufferMemorySpans metric.
 func (builder *TelemetryBuilder) RegisterProcessorBufferMemorySpansCallback(cb metric.Int64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -201,6 +308,51 @@ func (builder *TelemetryBuilder) RegisterProcessorBufferOldestAgeCallback(cb met
 		cb(ctx, &observerFloat64{inst: builder.ProcessorBufferOldestAge, obs: o})
 		return nil
 	}, builder.ProcessorBufferOldestAge)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorBufferRetryingLogRecordsCallback sets callback for observable ProcessorBufferRetryingLogRecords metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferRetryingLogRecordsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorBufferRetryingLogRecords, obs: o})
+		return nil
+	}, builder.ProcessorBufferRetryingLogRecords)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorBufferRetryingMetricPointsCallback sets callback for observable ProcessorBufferRetryingMetricPoints metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferRetryingMetricPointsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorBufferRetryingMetricPoints, obs: o})
+		return nil
+	}, builder.ProcessorBufferRetryingMetricPoints)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterProcessorBufferRetryingSpansCallback sets callback for observable ProcessorBufferRetryingSpans metric.
+func (builder *TelemetryBuilder) RegisterProcessorBufferRetryingSpansCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ProcessorBufferRetryingSpans, obs: o})
+		return nil
+	}, builder.ProcessorBufferRetryingSpans)
 	if err != nil {
 		return err
 	}
@@ -254,6 +406,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{record}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorBufferDeliveredLogRecords, err = builder.meter.Int64Counter(
+		"otelcol_processor_buffer_delivered_log_records",
+		metric.WithDescription("Log records the next consumer accepted. [Development]"),
+		metric.WithUnit("{log_record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferDeliveredMetricPoints, err = builder.meter.Int64Counter(
+		"otelcol_processor_buffer_delivered_metric_points",
+		metric.WithDescription("Metric data points the next consumer accepted. [Development]"),
+		metric.WithUnit("{data_point}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorBufferDeliveredSpans, err = builder.meter.Int64Counter(
 		"otelcol_processor_buffer_delivered_spans",
 		metric.WithDescription("Spans the next consumer accepted. [Development]"),
@@ -278,10 +442,34 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("By"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorBufferDiskLogRecords, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_buffer_disk_log_records",
+		metric.WithDescription("Log records written to the disk log and not yet read by a worker. [Development]"),
+		metric.WithUnit("{log_record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferDiskMetricPoints, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_buffer_disk_metric_points",
+		metric.WithDescription("Metric data points written to the disk log and not yet read by a worker. [Development]"),
+		metric.WithUnit("{data_point}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorBufferDiskSpans, err = builder.meter.Int64ObservableGauge(
 		"otelcol_processor_buffer_disk_spans",
 		metric.WithDescription("Spans written to the disk log and not yet read by a worker. [Development]"),
 		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferDroppedLogRecords, err = builder.meter.Int64Counter(
+		"otelcol_processor_buffer_dropped_log_records",
+		metric.WithDescription("Log records dropped after being accepted, by reason. [Development]"),
+		metric.WithUnit("{log_record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferDroppedMetricPoints, err = builder.meter.Int64Counter(
+		"otelcol_processor_buffer_dropped_metric_points",
+		metric.WithDescription("Metric data points dropped after being accepted, by reason. [Development]"),
+		metric.WithUnit("{data_point}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorBufferDroppedSpans, err = builder.meter.Int64Counter(
@@ -296,10 +484,34 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorBufferEnqueuedLogRecords, err = builder.meter.Int64Counter(
+		"otelcol_processor_buffer_enqueued_log_records",
+		metric.WithDescription("Log records accepted by ConsumeLogs (held in memory or on disk). [Development]"),
+		metric.WithUnit("{log_record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferEnqueuedMetricPoints, err = builder.meter.Int64Counter(
+		"otelcol_processor_buffer_enqueued_metric_points",
+		metric.WithDescription("Metric data points accepted by ConsumeMetrics (held in memory or on disk). [Development]"),
+		metric.WithUnit("{data_point}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorBufferEnqueuedSpans, err = builder.meter.Int64Counter(
 		"otelcol_processor_buffer_enqueued_spans",
 		metric.WithDescription("Spans accepted by ConsumeTraces (held in memory or on disk). [Development]"),
 		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferInFlightLogRecords, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_buffer_in_flight_log_records",
+		metric.WithDescription("Log records of the deliveries in progress, their retries included (taken from memory or disk, not yet accepted by the next consumer). memory + disk + in_flight is what the buffer holds. [Development]"),
+		metric.WithUnit("{log_record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferInFlightMetricPoints, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_buffer_in_flight_metric_points",
+		metric.WithDescription("Metric data points of the deliveries in progress, their retries included (taken from memory or disk, not yet accepted by the next consumer). memory + disk + in_flight is what the buffer holds. [Development]"),
+		metric.WithUnit("{data_point}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorBufferInFlightSpans, err = builder.meter.Int64ObservableGauge(
@@ -326,6 +538,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ProcessorBufferMemoryLogRecords, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_buffer_memory_log_records",
+		metric.WithDescription("Log records held in the memory queue. [Development]"),
+		metric.WithUnit("{log_record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferMemoryMetricPoints, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_buffer_memory_metric_points",
+		metric.WithDescription("Metric data points held in the memory queue. [Development]"),
+		metric.WithUnit("{data_point}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorBufferMemorySpans, err = builder.meter.Int64ObservableGauge(
 		"otelcol_processor_buffer_memory_spans",
 		metric.WithDescription("Spans held in the memory queue. [Development]"),
@@ -336,6 +560,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_buffer_oldest_age",
 		metric.WithDescription("Age of the oldest span held in memory or in a delivery in progress (0 when none); how far behind the next consumer the buffer is. [Development]"),
 		metric.WithUnit("s"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferRefusedLogRecords, err = builder.meter.Int64Counter(
+		"otelcol_processor_buffer_refused_log_records",
+		metric.WithDescription("Log records refused by ConsumeLogs with a retryable error because the buffer was full. [Development]"),
+		metric.WithUnit("{log_record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferRefusedMetricPoints, err = builder.meter.Int64Counter(
+		"otelcol_processor_buffer_refused_metric_points",
+		metric.WithDescription("Metric data points refused by ConsumeMetrics with a retryable error because the buffer was full. [Development]"),
+		metric.WithUnit("{data_point}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorBufferRefusedSpans, err = builder.meter.Int64Counter(
@@ -354,6 +590,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_buffer_retries",
 		metric.WithDescription("Failed deliveries that will be retried. [Development]"),
 		metric.WithUnit("{delivery}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferRetryingLogRecords, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_buffer_retrying_log_records",
+		metric.WithDescription("Log records of the deliveries that failed at least once and wait for, or make, a retry (part of in_flight). [Development]"),
+		metric.WithUnit("{log_record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferRetryingMetricPoints, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_buffer_retrying_metric_points",
+		metric.WithDescription("Metric data points of the deliveries that failed at least once and wait for, or make, a retry (part of in_flight). [Development]"),
+		metric.WithUnit("{data_point}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorBufferRetryingSpans, err = builder.meter.Int64ObservableGauge(
+		"otelcol_processor_buffer_retrying_spans",
+		metric.WithDescription("Spans of the deliveries that failed at least once and wait for, or make, a retry (part of in_flight). [Development]"),
+		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorBufferTime, err = builder.meter.Float64Histogram(
