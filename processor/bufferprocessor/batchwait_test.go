@@ -28,7 +28,7 @@ func TestMaxBatchWait(t *testing.T) {
 		{"light load gathers into one delivery", 300 * time.Millisecond, 1000, false, 1, 250 * time.Millisecond},
 		{"a delivery's worth goes at once", forever, batches * per, false, 1, 0},
 		{"shutdown does not wait", forever, 1000, true, 1, 0},
-		// buffer 10 holds 50 spans, fewer than max_batch_spans: a full queue must not wait (the
+		// buffer 10 holds 50 spans, fewer than max_batch_items: a full queue must not wait (the
 		// sweep's "buffer 100" run refused most requests before this).
 		{"a full queue goes at once", forever, 1000, false, 0, 0},
 	}

@@ -196,6 +196,12 @@ const pipelineProducers = 8
 // refusal (a full buffer) the way a client retries a 429.
 func produce(b *testing.B, in consumer.Traces, pool []ptrace.Traces, n int) {
 	b.Helper()
+	produceItems(b, in.ConsumeTraces, pool, n)
+}
+
+// produceItems is produce for any signal's consume function.
+func produceItems[T any](b *testing.B, consume func(context.Context, T) error, pool []T, n int) {
+	b.Helper()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range pipelineProducers {
@@ -206,7 +212,7 @@ func produce(b *testing.B, in consumer.Traces, pool []ptrace.Traces, n int) {
 					return
 				}
 				for {
-					err := in.ConsumeTraces(context.Background(), pool[i%int64(len(pool))])
+					err := consume(context.Background(), pool[i%int64(len(pool))])
 					if err == nil {
 						break
 					}
@@ -224,7 +230,7 @@ func produce(b *testing.B, in consumer.Traces, pool []ptrace.Traces, n int) {
 
 // BenchmarkPipelineCPU: process CPU per span of "buffer (memory mode) → contrib elasticsearch
 // exporter (sending_queue disabled)" against "exporter alone", same spans (100-span batches, 8
-// producers; the buffer has threads=8 and max_batch_spans 0, so the bulks are the same). The
+// producers; the buffer has threads=8 and max_batch_items 0, so the bulks are the same). The
 // Elasticsearch side is a fake bulk responder in a child process, not counted. One op = one batch
 // through each pipeline; the two alternate in chunks so that both see the same machine.
 func BenchmarkPipelineCPU(b *testing.B) {

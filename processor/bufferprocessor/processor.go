@@ -28,7 +28,8 @@ type bufferProcessor[T comparable] struct {
 	next   func(context.Context, T) error
 	logger *zap.Logger
 	tel    *metadata.TelemetryBuilder
-	items  itemTelemetry // the signal's item counters and gauges
+	items  itemTelemetry            // the signal's item counters and gauges
+	attrs  metric.MeasurementOption // on every measurement: bufferAttributes
 	// fs is the file system of the disk log (tests inject failures).
 	fs diskqueue.FS
 
@@ -58,6 +59,8 @@ type bufferProcessor[T comparable] struct {
 	// stuckGrace is how long Shutdown waits, after canceling the deliveries at its deadline, for
 	// them to return before it saves the memory queue and closes the log without them.
 	stuckGrace time.Duration
+	// releaseCapacity gives back the storage capacity this buffer shares with the other signals'.
+	releaseCapacity func()
 }
 
 // stuckDeliveryGrace: a next consumer that honors cancellation returns at once; one that does
@@ -75,7 +78,8 @@ func newBuffer[T comparable](set processor.Settings, cfg *Config, sig signal[T],
 	}
 	return &bufferProcessor[T]{
 		cfg: cfg, sig: sig, next: next, logger: set.Logger, tel: tel, items: items(tel), ctx: context.Background(),
-		fs: diskqueue.OS{}, stuckGrace: stuckDeliveryGrace,
+		attrs: bufferAttributes(set.ID, sig.name()),
+		fs:    diskqueue.OS{}, stuckGrace: stuckDeliveryGrace,
 	}, nil
 }
 
@@ -96,24 +100,28 @@ func (p *bufferProcessor[T]) Start(ctx context.Context, _ component.Host) error 
 		s := p.cfg.Storage.Get()
 		writeAhead = s.Mode == ModeWriteAhead
 		dir := filepath.Join(s.Directory, p.sig.subdir())
+		var shared *diskqueue.SharedCapacity
+		shared, p.releaseCapacity = acquireCapacity(s.Directory, s.CapacityMiB<<20)
 		log, st, err := diskqueue.Open(diskqueue.Options{
 			Dir:           dir,
 			CapacityBytes: s.CapacityMiB << 20,
+			Shared:        shared,
 			Fsync:         fsyncPolicy(s.Fsync),
 			FsyncInterval: s.FsyncInterval,
 			FS:            p.fs,
 			OnBackgroundError: func(err error) {
 				p.logger.Error("Disk buffer maintenance failed", zap.Error(err))
 			},
-			OnCorrupt: func() { p.tel.ProcessorBufferCorruptRecords.Add(p.ctx, 1) },
+			OnCorrupt: func() { p.tel.ProcessorBufferCorruptRecords.Add(p.ctx, 1, p.attrs) },
 		})
 		if err != nil {
+			p.releaseCapacity()
 			return fmt.Errorf("storage.directory %q: %w", dir, err)
 		}
 		p.log = log
 		if st.Pending.Records > 0 || st.Corrupt > 0 {
-			p.tel.ProcessorBufferReplayedBatches.Add(ctx, st.Pending.Records)
-			p.tel.ProcessorBufferDuplicatesPossibleBatches.Add(ctx, st.DuplicatesPossible)
+			p.tel.ProcessorBufferReplayedBatches.Add(ctx, st.Pending.Records, p.attrs)
+			p.tel.ProcessorBufferDuplicatesPossibleBatches.Add(ctx, st.DuplicatesPossible, p.attrs)
 			p.logger.Warn("Replaying what the disk buffer kept from the last run: it is delivered before new data waits long",
 				zap.Int64("batches", st.Pending.Records), zap.Int64(p.sig.field(), st.Pending.Items),
 				zap.Int64("duplicates_possible", st.DuplicatesPossible), zap.Int64("damaged_regions", st.Corrupt))
@@ -195,16 +203,16 @@ func (p *bufferProcessor[T]) hold(ctx context.Context, data T) error {
 		p.sig.unref(data)
 	}
 	if err != nil {
-		p.items.refused.Add(ctx, items)
+		p.items.refused.Add(ctx, items, p.attrs)
 		p.state.refusedFull(items, err, time.Now())
 		return err
 	}
-	p.items.enqueued.Add(ctx, items)
+	p.items.enqueued.Add(ctx, items, p.attrs)
 	return nil
 }
 
 func (p *bufferProcessor[T]) countDrop(reason string, items int64) {
-	p.items.dropped.Add(p.ctx, items, metric.WithAttributes(attribute.String("reason", reason)))
+	p.items.dropped.Add(p.ctx, items, p.attrs, metric.WithAttributes(attribute.String("reason", reason)))
 }
 
 // Shutdown stops intake. With storage, retries stop at once, in-flight deliveries may finish
@@ -290,6 +298,7 @@ func (p *bufferProcessor[T]) closeLog() error {
 	if p.log == nil {
 		return nil
 	}
+	defer p.releaseCapacity()
 	if err := p.log.Close(); err != nil {
 		return fmt.Errorf("close disk buffer: %w", err)
 	}

@@ -15,6 +15,8 @@ type signal[T comparable] interface {
 	// "log_records", "metric_points": processor_buffer_delivered_metric_points).
 	unit() string
 	field() string
+	// name is the signal's name, as the collector's pipeline ids say it: "traces", "logs", "metrics".
+	name() string
 	// subdir is where the signal's disk log lives under storage.directory: spans in the directory
 	// itself, where releases that buffered spans only kept them (a log they left replays after an
 	// upgrade), logs and metrics in subdirectories of their own.
@@ -44,6 +46,7 @@ type tracesSignal struct{}
 
 func (tracesSignal) unit() string                   { return "spans" }
 func (tracesSignal) field() string                  { return "spans" }
+func (tracesSignal) name() string                   { return "traces" }
 func (tracesSignal) subdir() string                 { return "" }
 func (tracesSignal) items(td ptrace.Traces) int64   { return int64(td.SpanCount()) }
 func (tracesSignal) size(td ptrace.Traces) int      { return (&ptrace.ProtoMarshaler{}).TracesSize(td) }
@@ -104,6 +107,7 @@ type logsSignal struct{}
 
 func (logsSignal) unit() string               { return "log records" }
 func (logsSignal) field() string              { return "log_records" }
+func (logsSignal) name() string               { return "logs" }
 func (logsSignal) subdir() string             { return "logs" }
 func (logsSignal) items(ld plog.Logs) int64   { return int64(ld.LogRecordCount()) }
 func (logsSignal) size(ld plog.Logs) int      { return (&plog.ProtoMarshaler{}).LogsSize(ld) }
@@ -163,6 +167,7 @@ type metricsSignal struct{}
 
 func (metricsSignal) unit() string                     { return "metric data points" }
 func (metricsSignal) field() string                    { return "metric_points" }
+func (metricsSignal) name() string                     { return "metrics" }
 func (metricsSignal) subdir() string                   { return "metrics" }
 func (metricsSignal) items(md pmetric.Metrics) int64   { return int64(md.DataPointCount()) }
 func (metricsSignal) size(md pmetric.Metrics) int      { return (&pmetric.ProtoMarshaler{}).MetricsSize(md) }

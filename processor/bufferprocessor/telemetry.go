@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/metadata"
@@ -48,15 +50,21 @@ func metricPointTelemetry(tb *metadata.TelemetryBuilder) itemTelemetry {
 	}
 }
 
-// observe makes a gauge callback of v.
-func observe(v func() int64) metric.Int64Callback {
-	return func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(v())
-		return nil
-	}
+// bufferAttributes are on every measurement: the collector's Prometheus endpoint at v0.148.0
+// drops the component attributes it puts on the meter, so the three signals' buffers (one
+// component in three pipelines) would otherwise write the same series.
+func bufferAttributes(id component.ID, signal string) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(attribute.String("processor", id.String()), attribute.String("signal", signal)))
 }
 
 func (p *bufferProcessor[T]) registerGauges() error {
+	// observe makes a gauge callback of v.
+	observe := func(v func() int64) metric.Int64Callback {
+		return func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(v(), p.attrs)
+			return nil
+		}
+	}
 	mem := func(pick func(b, n, by int64) int64) func() int64 {
 		return func() int64 { return pick(p.q.memStats()) }
 	}
@@ -68,7 +76,7 @@ func (p *bufferProcessor[T]) registerGauges() error {
 		p.items.registerInFlight(observe(func() int64 { return p.inFlight.stats().items })),
 		p.items.registerRetrying(observe(func() int64 { return p.inFlight.stats().retrying })),
 		p.tel.RegisterProcessorBufferOldestAgeCallback(func(_ context.Context, o metric.Float64Observer) error {
-			o.Observe(p.oldestAge(time.Now()).Seconds())
+			o.Observe(p.oldestAge(time.Now()).Seconds(), p.attrs)
 			return nil
 		}),
 	}

@@ -121,7 +121,7 @@ func (p *bufferProcessor[T]) deliver(flight int, batches []batch[T]) {
 	}
 	now := time.Now()
 	for _, b := range batches {
-		p.tel.ProcessorBufferTime.Record(p.ctx, now.Sub(b.enqueued).Seconds())
+		p.tel.ProcessorBufferTime.Record(p.ctx, now.Sub(b.enqueued).Seconds(), p.attrs)
 	}
 }
 
@@ -235,7 +235,7 @@ func (p *bufferProcessor[T]) deliverPart(flight int, data *T, form waitForm) par
 			p.countExhausted(r.items, err)
 			return partDropped
 		}
-		p.tel.ProcessorBufferRetries.Add(p.ctx, 1)
+		p.tel.ProcessorBufferRetries.Add(p.ctx, 1, p.attrs)
 		if outcome := p.awaitRetry(r, wait, recovered); outcome != partAccepted {
 			return outcome
 		}
@@ -311,7 +311,7 @@ func (p *bufferProcessor[T]) putBack(head, data T) {
 
 // accepted counts items the next consumer accepted; a success closes the circuit breaker.
 func (p *bufferProcessor[T]) accepted(items int64, a attempt) {
-	p.items.delivered.Add(p.ctx, items)
+	p.items.delivered.Add(p.ctx, items, p.attrs)
 	if p.breaker.succeeded(a) {
 		p.state.succeeded(time.Now())
 		p.q.breakerOpen.Store(false)

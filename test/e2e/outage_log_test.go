@@ -57,7 +57,7 @@ func TestOutageLog(t *testing.T) {
 	checkAllAckedArrived(t, g, load, time.Minute)
 
 	count := strings.Count
-	if n := count(outageLog, "Deliveries to Elasticsearch are failing: the buffer keeps every span it acknowledged"); n != 1 {
+	if n := count(outageLog, "Deliveries to Elasticsearch are failing: the buffer keeps everything it acknowledged"); n != 1 {
 		t.Errorf("%d lines saying deliveries fail, want 1", n)
 	}
 	if n := count(outageLog, "Deliveries to Elasticsearch still fail"); n != 0 {

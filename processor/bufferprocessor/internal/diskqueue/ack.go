@@ -90,7 +90,7 @@ func (l *Log) maybeDelete(seg *segment) error {
 		return nil
 	}
 	l.segs = slices.Delete(l.segs, i, i+1)
-	l.total -= seg.size
+	l.grow(-seg.size)
 	return l.removeFiles(seg)
 }
 

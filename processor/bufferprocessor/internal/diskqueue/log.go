@@ -68,6 +68,9 @@ var (
 type Options struct {
 	Dir           string
 	CapacityBytes int64
+	// Shared, when set, is a capacity the log shares with other logs, checked instead of
+	// CapacityBytes for appends (CapacityBytes still sizes segments and bounds one record).
+	Shared *SharedCapacity
 	// SegmentBytes is the size at which a segment is sealed; 0 picks capacity/16 within [1 MiB, 64 MiB],
 	// and at most capacity/4.
 	// Space is reclaimed a whole segment at a time, so it bounds the granularity of drop_oldest.

@@ -34,6 +34,9 @@ func Open(opts Options) (*Log, OpenStats, error) {
 	l := &Log{opts: opts, fs: opts.FS, lock: lock}
 	l.cond = sync.NewCond(&l.mu)
 	if err := l.load(&st); err != nil {
+		if opts.Shared != nil {
+			opts.Shared.used.Add(-l.total)
+		}
 		return nil, st, errors.Join(err, l.closeFiles(), unlockDir(lock))
 	}
 	if l.opts.AckSyncInterval <= 0 {
@@ -121,7 +124,7 @@ func (l *Log) loadSegment(id uint64, st *OpenStats) error {
 		}
 	}
 	l.segs = append(l.segs, seg)
-	l.total += seg.size
+	l.grow(seg.size)
 	l.unread.add(seg.unread.Records, seg.unread.Items, seg.unread.Bytes)
 	return nil
 }
@@ -196,7 +199,7 @@ func (l *Log) addSegment(id uint64) error {
 		l.segs[n-1].sealed = true
 	}
 	l.segs = append(l.segs, &segment{id: id, f: f, start: segHeaderSize, size: segHeaderSize})
-	l.total += segHeaderSize
+	l.grow(segHeaderSize)
 	l.commit.dirDirty = true
 	return nil
 }
@@ -243,6 +246,9 @@ func (l *Log) Close() error {
 	l.closed = true
 	l.mu.Unlock()
 	errs = append(errs, l.closeFiles(), unlockDir(l.lock))
+	if l.opts.Shared != nil {
+		l.opts.Shared.used.Add(-l.total) // the files stay, but no open log holds them now
+	}
 	return errors.Join(errs...)
 }
 

@@ -80,7 +80,7 @@ func (l *Log) write(rec pending, opts appendOptions) (written, error) {
 	defer l.mu.Unlock()
 	act.size += rec.size
 	act.dirty = true
-	l.total += rec.size
+	l.grow(rec.size)
 	l.commit.writeSeq++
 	l.commit.writing = 0
 	w := written{pos: Pos{Seg: act.id, Off: off}, seq: l.commit.writeSeq}
@@ -102,8 +102,8 @@ func (l *Log) reserve(rec pending, opts appendOptions) (*segment, int64, error) 
 	if l.closed {
 		return nil, 0, ErrClosed
 	}
-	if l.total+l.spaceFor(rec.size) > l.opts.CapacityBytes && !opts.beyondCapacity {
-		if err := l.reclaimActiveLocked(); err != nil || l.total+l.spaceFor(rec.size) > l.opts.CapacityBytes {
+	if l.exceeds(l.spaceFor(rec.size)) && !opts.beyondCapacity {
+		if err := l.reclaimActiveLocked(); err != nil || l.exceeds(l.spaceFor(rec.size)) {
 			return nil, 0, errors.Join(ErrFull, err)
 		}
 	}

@@ -516,7 +516,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorBufferInFlightSpans, err = builder.meter.Int64ObservableGauge(
 		"otelcol_processor_buffer_in_flight_spans",
-		metric.WithDescription("Spans of the deliveries in progress, their retries included (taken from memory or disk, not yet accepted by the next consumer). memory_spans + disk_spans + in_flight_spans is what the buffer holds. [Development]"),
+		metric.WithDescription("Spans of the deliveries in progress, their retries included (taken from memory or disk, not yet accepted by the next consumer). memory + disk + in_flight is what the buffer holds. [Development]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)
@@ -558,7 +558,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorBufferOldestAge, err = builder.meter.Float64ObservableGauge(
 		"otelcol_processor_buffer_oldest_age",
-		metric.WithDescription("Age of the oldest span held in memory or in a delivery in progress (0 when none); how far behind the next consumer the buffer is. [Development]"),
+		metric.WithDescription("Age of the oldest item held in memory, unread on disk or in a delivery in progress (0 when none); how far behind the next consumer the buffer is. [Development]"),
 		metric.WithUnit("s"),
 	)
 	errs = errors.Join(errs, err)
@@ -612,7 +612,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ProcessorBufferTime, err = builder.meter.Float64Histogram(
 		"otelcol_processor_buffer_time",
-		metric.WithDescription("Time from ConsumeTraces to the next consumer's acceptance. [Development]"),
+		metric.WithDescription("Time from ConsumeTraces (ConsumeLogs, ConsumeMetrics) to the next consumer's acceptance. [Development]"),
 		metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries([]float64{0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600}...),
 	)

@@ -312,7 +312,7 @@ func AssertEqualProcessorBufferInFlightMetricPoints(t *testing.T, tt *componentt
 func AssertEqualProcessorBufferInFlightSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_buffer_in_flight_spans",
-		Description: "Spans of the deliveries in progress, their retries included (taken from memory or disk, not yet accepted by the next consumer). memory_spans + disk_spans + in_flight_spans is what the buffer holds. [Development]",
+		Description: "Spans of the deliveries in progress, their retries included (taken from memory or disk, not yet accepted by the next consumer). memory + disk + in_flight is what the buffer holds. [Development]",
 		Unit:        "{span}",
 		Data: metricdata.Gauge[int64]{
 			DataPoints: dps,
@@ -410,7 +410,7 @@ func AssertEqualProcessorBufferMemorySpans(t *testing.T, tt *componenttest.Telem
 func AssertEqualProcessorBufferOldestAge(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_buffer_oldest_age",
-		Description: "Age of the oldest span held in memory or in a delivery in progress (0 when none); how far behind the next consumer the buffer is. [Development]",
+		Description: "Age of the oldest item held in memory, unread on disk or in a delivery in progress (0 when none); how far behind the next consumer the buffer is. [Development]",
 		Unit:        "s",
 		Data: metricdata.Gauge[float64]{
 			DataPoints: dps,
@@ -546,7 +546,7 @@ func AssertEqualProcessorBufferRetryingSpans(t *testing.T, tt *componenttest.Tel
 func AssertEqualProcessorBufferTime(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[float64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_processor_buffer_time",
-		Description: "Time from ConsumeTraces to the next consumer's acceptance. [Development]",
+		Description: "Time from ConsumeTraces (ConsumeLogs, ConsumeMetrics) to the next consumer's acceptance. [Development]",
 		Unit:        "s",
 		Data: metricdata.Histogram[float64]{
 			Temporality: metricdata.CumulativeTemporality,
