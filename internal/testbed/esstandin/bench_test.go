@@ -10,10 +10,18 @@ import (
 
 // exporterBulk is a bulk body shaped like the contrib exporter's in otel mode: n span documents of
 // about 900 bytes each.
-func exporterBulk(n int) []byte {
+func exporterBulk(n int) []byte { return exporterBulkWithIDs(n, -1) }
+
+// exporterBulkWithIDs is exporterBulk with document ids as elasticmapping sets them (hex trace id
+// + span id), unique per batch number batch; batch < 0: no ids.
+func exporterBulkWithIDs(n, batch int) []byte {
 	var b bytes.Buffer
 	for i := range n {
-		b.WriteString(`{"create":{"_index":"traces-generic.otel-default"}}` + "\n")
+		if batch < 0 {
+			b.WriteString(`{"create":{"_index":"traces-generic.otel-default"}}` + "\n")
+		} else {
+			fmt.Fprintf(&b, `{"create":{"_index":"traces-generic.otel-default","_id":"%032x%016x"}}`+"\n", batch, i+1)
+		}
 		fmt.Fprintf(&b, `{"@timestamp":"1764460800000.%06d","data_stream":{"type":"traces","dataset":"generic.otel","namespace":"default"},`+
 			`"trace_id":"%032x","span_id":"%016x","parent_span_id":"00000000000000aa","name":"GET /api/cart/items","kind":"Server","duration":1250000,`+
 			`"attributes":{"http.request.method":"GET","http.route":"/api/cart/items","http.response.status_code":200,"url.path":"/api/cart/items",`+
@@ -31,10 +39,12 @@ func BenchmarkBulk(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		opts Options
+		ids  bool
 	}{
-		{"count-only", Options{CountOnly: true}},
-		{"counting", Options{}},
-		{"keeping-documents", Options{KeepDocuments: true}},
+		{"count-only", Options{CountOnly: true}, false},
+		{"count-only-with-ids", Options{CountOnly: true}, true},
+		{"counting", Options{}, false},
+		{"keeping-documents", Options{KeepDocuments: true}, false},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			s, err := New(tc.opts)
@@ -44,7 +54,14 @@ func BenchmarkBulk(b *testing.B) {
 			h := s.Handler()
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
+			batch := 0
 			for b.Loop() {
+				if tc.ids { // new ids every request, as the exporter's (a repeated id is a 409)
+					b.StopTimer()
+					body = exporterBulkWithIDs(1000, batch)
+					batch++
+					b.StartTimer()
+				}
 				req := httptest.NewRequest(http.MethodPost, "/_bulk?filter_path=items.*._index,items.*.status,items.*.error.type", bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				w := httptest.NewRecorder()
