@@ -13,14 +13,15 @@ import (
 func exporterBulk(n int) []byte { return exporterBulkWithIDs(n, -1) }
 
 // exporterBulkWithIDs is exporterBulk with document ids as elasticmapping sets them (hex trace id
-// + span id), unique per batch number batch; batch < 0: no ids.
+// + span id), unique per batch number batch, first in the action line as go-docappender writes
+// them; batch < 0: no ids.
 func exporterBulkWithIDs(n, batch int) []byte {
 	var b bytes.Buffer
 	for i := range n {
 		if batch < 0 {
 			b.WriteString(`{"create":{"_index":"traces-generic.otel-default"}}` + "\n")
 		} else {
-			fmt.Fprintf(&b, `{"create":{"_index":"traces-generic.otel-default","_id":"%032x%016x"}}`+"\n", batch, i+1)
+			fmt.Fprintf(&b, `{"create":{"_id":"%032x%016x","_index":"traces-generic.otel-default"}}`+"\n", batch, i+1)
 		}
 		fmt.Fprintf(&b, `{"@timestamp":"1764460800000.%06d","data_stream":{"type":"traces","dataset":"generic.otel","namespace":"default"},`+
 			`"trace_id":"%032x","span_id":"%016x","parent_span_id":"00000000000000aa","name":"GET /api/cart/items","kind":"Server","duration":1250000,`+

@@ -135,21 +135,41 @@ func parseBulk(body []byte, defaultIndex string) ([]bulkItem, *requestError) {
 	return items, nil
 }
 
-// withoutID returns an action line ending in `,"_id":"<id>"}}` without that member, and the id,
-// when the id needs no unescaping and the line names no other _id (Elasticsearch refuses a
-// duplicate key, and parseAction must see it); otherwise the line itself.
+// withoutID returns an action line without its _id member, and the id, when the member is the
+// action's first (`{"create":{"_id":"<id>",…`: how the exporter's go-docappender writes it) or its
+// last (`…,"_id":"<id>"}}`), the id needs no unescaping and the line names no other _id
+// (Elasticsearch refuses a duplicate key, and parseAction must see it); otherwise the line itself.
 func withoutID(line []byte) (rest []byte, id string, ok bool) {
-	const member, end = `,"_id":"`, `"}}`
-	i := bytes.LastIndex(line, []byte(member))
-	if i < 0 || !bytes.HasSuffix(line, []byte(end)) {
+	const member = `"_id":"`
+	i := bytes.Index(line, []byte(member))
+	if i < 0 {
 		return line, "", false
 	}
-	idBytes := line[i+len(member) : len(line)-len(end)]
-	if bytes.ContainsAny(idBytes, `"\`) || bytes.Contains(line[:i], []byte(`"_id"`)) {
+	start := i + len(member)
+	n := bytes.IndexByte(line[start:], '"')
+	if n < 0 || bytes.IndexByte(line[start:start+n], '\\') >= 0 || bytes.Contains(line[start+n:], []byte(`"_id"`)) {
 		return line, "", false
 	}
-	rest = append(append(make([]byte, 0, i+2), line[:i]...), '}', '}')
-	return rest, string(idBytes), true
+	after := start + n + 1 // past the id's closing quote
+	switch {
+	case isActionOpening(line[:i]) && bytes.HasPrefix(line[after:], []byte(`,"`)):
+		rest = append(append(make([]byte, 0, len(line)), line[:i]...), line[after+1:]...)
+	case isActionOpening(line[:i]) && string(line[after:]) == "}}": // the only member
+		rest = append(append(make([]byte, 0, i+2), line[:i]...), '}', '}')
+	case i > 0 && line[i-1] == ',' && string(line[after:]) == "}}":
+		rest = append(append(make([]byte, 0, i+1), line[:i-1]...), '}', '}')
+	default:
+		return line, "", false
+	}
+	return rest, string(line[start : start+n]), true
+}
+
+// isActionOpening reports whether b is `{"<action>":{`, an action line up to its first member.
+func isActionOpening(b []byte) bool {
+	if !bytes.HasPrefix(b, []byte(`{"`)) || !bytes.HasSuffix(b, []byte(`":{`)) || len(b) < 6 {
+		return false
+	}
+	return bytes.IndexAny(b[2:len(b)-3], `"\\{}:,`) < 0
 }
 
 // parseAction parses the action line at line number line.
@@ -221,7 +241,9 @@ func parseAction(actionLine []byte, line int, defaultIndex string) (bulkItem, *r
 func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex string) {
 	start := time.Now()
 	faults := s.Faults()
-	body, rerr := readBody(r, s.opts.MaxContentLength)
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer bodyBuffers.Put(buf) // nothing keeps the body's bytes: a kept document copies its source
+	body, rerr := readBody(r, s.opts.MaxContentLength, buf)
 	if rerr == nil {
 		rerr = s.injectRequestFaults(r, faults)
 	}

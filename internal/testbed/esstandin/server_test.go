@@ -725,13 +725,18 @@ func tsDoc(metrics, host string) string {
 		`"}},"metrics":` + metrics + `}`
 }
 
-// TestWithoutID: an action line that differs from the others only in its trailing _id is parsed
-// once without it; any other shape goes to the parser whole.
+// TestWithoutID: an action line that differs from the others only in its first or last _id is
+// parsed once without it; any other shape goes to the parser whole.
 func TestWithoutID(t *testing.T) {
 	for _, tc := range []struct{ line, rest, id string }{
 		{`{"create":{"_index":"traces-x","_id":"4bf9"}}`, `{"create":{"_index":"traces-x"}}`, "4bf9"},
 		{`{"create":{"_index":"traces-x"}}`, `{"create":{"_index":"traces-x"}}`, ""},
-		{`{"create":{"_id":"a","_index":"x"}}`, `{"create":{"_id":"a","_index":"x"}}`, ""},       // not last
+		{`{"create":{"_id":"a","_index":"x"}}`, `{"create":{"_index":"x"}}`, "a"}, // first: go-docappender's form
+		{`{"create":{"_index":"x","_id":"a","pipeline":"p"}}`, `{"create":{"_index":"x","_id":"a","pipeline":"p"}}`, ""}, // in the middle
+		{`{"create":{"_id":"a"}}`, `{"create":{}}`, "a"},
+		{`{"create":{"_id":"a","_id":"b"}}`, `{"create":{"_id":"a","_id":"b"}}`, ""},
+		{`{"create":{"x":{"_id":"a","y":1}}}`, `{"create":{"x":{"_id":"a","y":1}}}`, ""}, // not the action's member
+		{`{"create":{"_id":"a\\"b","_index":"x"}}`, `{"create":{"_id":"a\\"b","_index":"x"}}`, ""},
 		{`{"create":{"_index":"x","_id":"a\"b"}}`, `{"create":{"_index":"x","_id":"a\"b"}}`, ""}, // escaped
 		{`{"create":{"_index":"x","_id":"a","_id":"b"}}`, `{"create":{"_index":"x","_id":"a","_id":"b"}}`, ""},
 		{`{"create":{"_index":"x","_id":"a"}} `, `{"create":{"_index":"x","_id":"a"}} `, ""},

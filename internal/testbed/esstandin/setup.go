@@ -1,6 +1,7 @@
 package esstandin
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -92,7 +93,7 @@ func (s *Server) serveSetup(w http.ResponseWriter, r *http.Request, kind, name s
 		if name == "" {
 			return fail(http.StatusMethodNotAllowed, "illegal_argument_exception", "a name is required")
 		}
-		body, rerr := readBody(r, 1<<20)
+		body, rerr := readBody(r, 1<<20, new(bytes.Buffer))
 		if rerr != nil {
 			return fail(rerr.status, rerr.kind, rerr.reason)
 		}
