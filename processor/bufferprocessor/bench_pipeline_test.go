@@ -27,6 +27,9 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/tracegate/tracegate/processor/elasticmappingprocessor"
 )
 
 // fakeESEnv makes TestFakeElasticsearchProcess serve instead of skipping: the CPU benchmark runs the
@@ -128,13 +131,22 @@ func startFakeES(b *testing.B) string {
 // newBenchESExporter is esexportertest.NewExporter for a benchmark: the contrib exporter, endpoints
 // [url], sending_queue disabled (synchronous bulks, as in front of the buffer).
 func newBenchESExporter(b *testing.B, url string) exporter.Traces {
+	return newBenchESExporterWith(b, url, nil)
+}
+
+// newBenchESExporterWith is newBenchESExporter with more exporter settings.
+func newBenchESExporterWith(b *testing.B, url string, settings map[string]any) exporter.Traces {
 	b.Helper()
 	f := elasticsearchexporter.NewFactory()
 	cfg := f.CreateDefaultConfig()
-	require.NoError(b, confmap.NewFromStringMap(map[string]any{
+	m := map[string]any{
 		"endpoints":     []string{url},
 		"sending_queue": map[string]any{"enabled": false},
-	}).Unmarshal(cfg))
+	}
+	for k, v := range settings {
+		m[k] = v
+	}
+	require.NoError(b, confmap.NewFromStringMap(m).Unmarshal(cfg))
 	exp, err := f.CreateTraces(context.Background(), exporter.Settings{
 		ID: component.NewID(f.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo(),
 	}, cfg)
@@ -331,3 +343,56 @@ func (s *sinkCount) consume(ctx context.Context, td ptrace.Traces) error {
 func (s *sinkCount) spans() int64 { return s.counter.spans.Load() }
 
 func (s *sinkCount) waitSpans(want int64) { s.counter.waitSpans(want) }
+
+// BenchmarkDocumentIDsCPU: process CPU per span of "elasticmapping → contrib elasticsearch
+// exporter" with the document ids (document_ids, traces_dynamic_id) against without, the same
+// spans, alternated in chunks; the fake Elasticsearch runs in a child process. It is what the ids
+// cost the collector, apart from the load generator and the stand-in that bound make
+// bench-document-ids. Each batch is decoded from the same OTLP request first, as the receiver does
+// (the mapping mutates it, and a decoded attribute list has the room append leaves), in both.
+func BenchmarkDocumentIDsCPU(b *testing.B) {
+	const (
+		chunk    = 256
+		perBatch = 100
+	)
+	url := startFakeES(b)
+	chain := func(ids bool) consumer.Traces {
+		exp := newBenchESExporterWith(b, url, map[string]any{"traces_dynamic_id": map[string]any{"enabled": ids}})
+		p, err := elasticmappingprocessor.NewFactory().CreateTraces(context.Background(),
+			processortest.NewNopSettings(elasticmappingprocessor.NewFactory().Type()),
+			&elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: ids}, exp)
+		require.NoError(b, err)
+		return p
+	}
+	without, with := chain(false), chain(true)
+	request, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(benchTraces(perBatch))
+	require.NoError(b, err)
+	send := func(next consumer.Traces, n int) time.Duration {
+		c0 := processCPU(b)
+		produceItems(b, func(ctx context.Context, _ int) error {
+			td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(request)
+			if err != nil {
+				return err
+			}
+			return next.ConsumeTraces(ctx, td)
+		}, make([]int, 1), n)
+		return processCPU(b) - c0
+	}
+	send(without, 64)
+	send(with, 64)
+	var cpuWithout, cpuWith time.Duration
+	var spans int64
+	b.ResetTimer()
+	for done := 0; done < b.N; done += chunk {
+		n := min(chunk, b.N-done)
+		cpuWithout += send(without, n)
+		cpuWith += send(with, n)
+		spans += int64(n * perBatch)
+	}
+	b.StopTimer()
+	a := float64(cpuWithout.Nanoseconds()) / float64(spans)
+	w := float64(cpuWith.Nanoseconds()) / float64(spans)
+	b.ReportMetric(a, "cpu-ns/span-without-ids")
+	b.ReportMetric(w, "cpu-ns/span-with-ids")
+	b.ReportMetric(100*(w-a)/a, "cpu-%-added")
+}
