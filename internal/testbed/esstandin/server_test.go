@@ -731,7 +731,7 @@ func TestWithoutID(t *testing.T) {
 	for _, tc := range []struct{ line, rest, id string }{
 		{`{"create":{"_index":"traces-x","_id":"4bf9"}}`, `{"create":{"_index":"traces-x"}}`, "4bf9"},
 		{`{"create":{"_index":"traces-x"}}`, `{"create":{"_index":"traces-x"}}`, ""},
-		{`{"create":{"_id":"a","_index":"x"}}`, `{"create":{"_index":"x"}}`, "a"}, // first: go-docappender's form
+		{`{"create":{"_id":"a","_index":"x"}}`, `{"create":{"_index":"x"}}`, "a"},                                        // first: go-docappender's form
 		{`{"create":{"_index":"x","_id":"a","pipeline":"p"}}`, `{"create":{"_index":"x","_id":"a","pipeline":"p"}}`, ""}, // in the middle
 		{`{"create":{"_id":"a"}}`, `{"create":{}}`, "a"},
 		{`{"create":{"_id":"a","_id":"b"}}`, `{"create":{"_id":"a","_id":"b"}}`, ""},
