@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -143,9 +144,7 @@ func newBenchESExporterWith(b *testing.B, url string, settings map[string]any) e
 		"endpoints":     []string{url},
 		"sending_queue": map[string]any{"enabled": false},
 	}
-	for k, v := range settings {
-		m[k] = v
-	}
+	maps.Copy(m, settings)
 	require.NoError(b, confmap.NewFromStringMap(m).Unmarshal(cfg))
 	exp, err := f.CreateTraces(context.Background(), exporter.Settings{
 		ID: component.NewID(f.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo(),

@@ -46,7 +46,8 @@ func acquireCapacity(dir string, bytes int64) (*diskqueue.SharedCapacity, func()
 		once.Do(func() {
 			storageCapacities.mu.Lock()
 			defer storageCapacities.mu.Unlock()
-			if s.users--; s.users == 0 {
+			s.users--
+			if s.users == 0 {
 				delete(storageCapacities.m, k)
 			}
 		})

@@ -17,7 +17,9 @@ func FuzzRecordPayload(f *testing.F) {
 		mustMarshal(tracesTest.sig.marshal(makeTraces(1, 2))),
 		mustMarshal(logsTest.sig.marshal(makeLogs(1, 2))),
 		mustMarshal(metricsTest.sig.marshal(makeMetrics(1, 2))),
-		{0x0a, 0x80}, {0xff}, {},
+		{0x0a, 0x80},
+		{0xff},
+		{},
 	} {
 		for which := range uint8(3) {
 			f.Add(which, seed)

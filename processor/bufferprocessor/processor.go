@@ -144,7 +144,7 @@ func (p *bufferProcessor[T]) Start(ctx context.Context, _ component.Host) error 
 	if err := p.registerGauges(); err != nil {
 		return errors.Join(err, p.closeLog())
 	}
-	p.deliverCtx, p.cancelDeliver = context.WithCancel(context.Background())
+	p.deliverCtx, p.cancelDeliver = context.WithCancel(context.Background()) //nolint:gosec // G118: Shutdown calls cancelDeliver
 	p.stopRetry = make(chan struct{})
 	p.alive = true
 	for range p.cfg.Threads {

@@ -338,7 +338,7 @@ func TestSignalsShareStorageCapacity(t *testing.T) {
 		err = traces.hold(context.Background(), makeTraces(big...))
 	}
 	require.ErrorIs(t, err, ErrFull, "1 MiB of spans fills the capacity")
-	assert.ErrorIs(t, logs.hold(context.Background(), makeLogs(big...)), ErrFull, "the logs buffer shares it")
+	require.ErrorIs(t, logs.hold(context.Background(), makeLogs(big...)), ErrFull, "the logs buffer shares it")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, traces.Shutdown(ctx))

@@ -3,6 +3,7 @@ package diskqueue
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func benchSignalLogs(b *testing.B, fsync FsyncPolicy, logs int) {
 	dir := b.TempDir()
 	ls := make([]*Log, logs)
 	for i := range ls {
-		l, _, err := Open(Options{Dir: filepath.Join(dir, fmt.Sprint(i)), CapacityBytes: 8 << 30, Fsync: fsync, FsyncInterval: 100 * time.Millisecond})
+		l, _, err := Open(Options{Dir: filepath.Join(dir, strconv.Itoa(i)), CapacityBytes: 8 << 30, Fsync: fsync, FsyncInterval: 100 * time.Millisecond})
 		if err != nil {
 			b.Fatal(err)
 		}
