@@ -17,7 +17,7 @@ import (
 )
 
 // TestDashboardQueriesExist: every metric the Grafana dashboard queries is in tracegate's
-// /metrics after a short load over OTLP and the Datadog intake, so the dashboard cannot go stale
+// /metrics after a short load over OTLP (traces, logs, metrics) and the Datadog intake, so the dashboard cannot go stale
 // when a metric is renamed.
 func TestDashboardQueriesExist(t *testing.T) {
 	queried := dashboardMetrics(t, "../../charts/tracegate/dashboards/tracegate.json")
@@ -29,6 +29,12 @@ func TestDashboardQueriesExist(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	load.run(ctx, 2, 50, 100*time.Millisecond)
 	cancel()
+	// Logs and metrics too: the buffer's counters per signal appear once something went through.
+	for _, sig := range []signal{logSignal, metricSignal} {
+		if status := newSignalLoad(g.endpoints.OTLPHTTP, sig).send(context.Background(), 10); status != http.StatusOK {
+			t.Fatalf("%s: status %d", sig.unit, status)
+		}
+	}
 	// A tracer that reports the P0 spans it dropped before sending, as dd-trace libraries do.
 	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{
 		Service: "dash", Name: "web.request", Resource: "GET /",
