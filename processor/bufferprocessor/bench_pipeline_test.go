@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -20,11 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/elasticsearchexporter"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -137,59 +133,27 @@ func newBenchESExporter(b *testing.B, url string) exporter.Traces {
 
 // newBenchESExporterWith is newBenchESExporter with more exporter settings.
 func newBenchESExporterWith(b *testing.B, url string, settings map[string]any) exporter.Traces {
-	b.Helper()
-	f := elasticsearchexporter.NewFactory()
-	cfg := f.CreateDefaultConfig()
-	m := map[string]any{
-		"endpoints":     []string{url},
-		"sending_queue": map[string]any{"enabled": false},
-	}
-	maps.Copy(m, settings)
-	require.NoError(b, confmap.NewFromStringMap(m).Unmarshal(cfg))
-	exp, err := f.CreateTraces(context.Background(), exporter.Settings{
-		ID: component.NewID(f.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo(),
-	}, cfg)
-	require.NoError(b, err)
-	require.NoError(b, exp.Start(context.Background(), componenttest.NewNopHost()))
-	b.Cleanup(func() { require.NoError(b, exp.Shutdown(context.Background())) })
-	return exp
+	return newBenchESSignalExporter(b, url, settings, func(f exporter.Factory, set exporter.Settings, cfg component.Config) (exporter.Traces, error) {
+		return f.CreateTraces(context.Background(), set, cfg)
+	})
 }
 
-// countingConsumer counts the spans its next consumer accepted; waitSpans blocks (without polling,
-// which would cost CPU) until a count is reached.
+// countingConsumer counts the spans its next consumer accepted (an itemCounter of spans).
 type countingConsumer struct {
-	next  consumer.Traces
-	spans atomic.Int64
-	mu    sync.Mutex
-	cond  *sync.Cond
+	next consumer.Traces
+	*itemCounter[ptrace.Traces]
 }
 
 func newCountingConsumer(next consumer.Traces) *countingConsumer {
-	c := &countingConsumer{next: next}
-	c.cond = sync.NewCond(&c.mu)
-	return c
+	return &countingConsumer{next: next, itemCounter: newItemCounter[ptrace.Traces](tracesSignal{}, next.ConsumeTraces)}
 }
 
-func (c *countingConsumer) waitSpans(want int64) {
-	c.mu.Lock()
-	for c.spans.Load() < want {
-		c.cond.Wait()
-	}
-	c.mu.Unlock()
-}
+func (c *countingConsumer) waitSpans(want int64) { c.wait(want) }
 
 func (c *countingConsumer) Capabilities() consumer.Capabilities { return c.next.Capabilities() }
 
 func (c *countingConsumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	n := td.SpanCount()
-	if err := c.next.ConsumeTraces(ctx, td); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.spans.Add(int64(n))
-	c.cond.Broadcast()
-	c.mu.Unlock()
-	return nil
+	return c.consume(ctx, td)
 }
 
 // processCPU is the user + system CPU time of this process.
@@ -278,7 +242,7 @@ func BenchmarkPipelineCPU(b *testing.B) {
 		wallAlone += time.Since(t0)
 		spansAlone += int64(n * perBatch)
 
-		want := behind.spans.Load() + int64(n*perBatch)
+		want := behind.count() + int64(n*perBatch)
 		c0, t0 = processCPU(b), time.Now()
 		produce(b, h.p, pool, n)
 		behind.waitSpans(want)
@@ -339,7 +303,7 @@ func (s *sinkCount) consume(ctx context.Context, td ptrace.Traces) error {
 	return nil
 }
 
-func (s *sinkCount) spans() int64 { return s.counter.spans.Load() }
+func (s *sinkCount) spans() int64 { return s.counter.count() }
 
 func (s *sinkCount) waitSpans(want int64) { s.counter.waitSpans(want) }
 

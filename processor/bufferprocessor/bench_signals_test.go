@@ -2,6 +2,7 @@ package bufferprocessor
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"sync"
 	"testing"
@@ -28,29 +29,34 @@ func BenchmarkSignalPipelineCPU(b *testing.B) {
 	url := startFakeES(b)
 	b.Run("logs", func(b *testing.B) {
 		benchSignalPipelineCPU(b, logsTest, benchLogs, func(b *testing.B) func(context.Context, plog.Logs) error {
-			return newBenchESSignalExporter(b, url, func(f exporter.Factory, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
+			return newBenchESSignalExporter(b, url, nil, func(f exporter.Factory, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
 				return f.CreateLogs(context.Background(), set, cfg)
 			}).ConsumeLogs
 		})
 	})
 	b.Run("metrics", func(b *testing.B) {
 		benchSignalPipelineCPU(b, metricsTest, benchMetrics, func(b *testing.B) func(context.Context, pmetric.Metrics) error {
-			return newBenchESSignalExporter(b, url, func(f exporter.Factory, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
+			return newBenchESSignalExporter(b, url, nil, func(f exporter.Factory, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
 				return f.CreateMetrics(context.Background(), set, cfg)
 			}).ConsumeMetrics
 		})
 	})
 }
 
-// newBenchESSignalExporter is newBenchESExporter for the signal create makes.
-func newBenchESSignalExporter[E component.Component](b *testing.B, url string, create func(exporter.Factory, exporter.Settings, component.Config) (E, error)) E {
+// newBenchESSignalExporter is the contrib exporter of the signal create makes, endpoints [url],
+// sending_queue disabled (synchronous bulks, as in front of the buffer), plus settings.
+func newBenchESSignalExporter[E component.Component](b *testing.B, url string, settings map[string]any,
+	create func(exporter.Factory, exporter.Settings, component.Config) (E, error),
+) E {
 	b.Helper()
 	f := elasticsearchexporter.NewFactory()
 	cfg := f.CreateDefaultConfig()
-	require.NoError(b, confmap.NewFromStringMap(map[string]any{
+	m := map[string]any{
 		"endpoints":     []string{url},
 		"sending_queue": map[string]any{"enabled": false},
-	}).Unmarshal(cfg))
+	}
+	maps.Copy(m, settings)
+	require.NoError(b, confmap.NewFromStringMap(m).Unmarshal(cfg))
 	exp, err := create(f, exporter.Settings{
 		ID: component.NewID(f.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo(),
 	}, cfg)
