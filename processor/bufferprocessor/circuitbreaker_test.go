@@ -249,11 +249,11 @@ func TestShutdownSavesSerializedBatches(t *testing.T) {
 func TestQueuePushForm(t *testing.T) {
 	q := newQueue(queueSettings[ptrace.Traces]{sig: tracesSignal{}, maxBatches: 10, onDrop: func(string, int64) {}, logger: zap.NewNop()})
 	td := makeTraces(1, 2, 3)
-	kept, err := q.push(context.Background(), td)
+	kept, err := q.push(context.Background(), td, int64(td.SpanCount()))
 	require.NoError(t, err)
 	assert.True(t, kept)
 	q.breakerOpen.Store(true)
-	kept, err = q.push(context.Background(), makeTraces(4, 5))
+	kept, err = q.push(context.Background(), makeTraces(4, 5), 2)
 	require.NoError(t, err)
 	assert.False(t, kept, "serialized: the queue holds no reference to the batch")
 	decoded, serialized := queuedForms(q)

@@ -198,7 +198,7 @@ func (p *bufferProcessor[T]) hold(ctx context.Context, data T) error {
 	// The pipeline releases data when this returns (with pdata.useProtoPooling, into pdata's pools
 	// for the next call); a batch kept in memory needs a reference of its own.
 	p.sig.ref(data)
-	kept, err := p.q.push(ctx, data)
+	kept, err := p.q.push(ctx, data, items) // items counted once: the count walks the whole batch
 	if !kept {
 		p.sig.unref(data)
 	}

@@ -57,10 +57,9 @@ type batch[T comparable] struct {
 
 // release gives back the batch's reference to its data, once (see batch).
 func (b *batch[T]) release(s signal[T]) {
-	var zero T
-	if b.data != zero {
+	if b.data != var0[T]() {
 		s.unref(b.data)
-		b.data = zero
+		b.data = var0[T]()
 	}
 }
 
@@ -190,9 +189,9 @@ func (q *queue[T]) pushFrontLocked(b batch[T]) {
 
 // push holds data (ConsumeTraces). It returns nil only once the batch is in memory or written to
 // disk per the fsync policy. kept reports whether the memory queue now holds data itself, and with
-// it the caller's reference to data (see batch); otherwise the caller keeps that reference.
-func (q *queue[T]) push(ctx context.Context, data T) (kept bool, err error) {
-	items := q.sig.items(data)
+// it the caller's reference to data (see batch); otherwise the caller keeps that reference. items
+// is data's item count, which the caller has already taken.
+func (q *queue[T]) push(ctx context.Context, data T, items int64) (kept bool, err error) {
 	if items == 0 {
 		return false, nil
 	}
@@ -203,8 +202,7 @@ func (q *queue[T]) push(ctx context.Context, data T) (kept bool, err error) {
 			if err != nil {
 				return false, err
 			}
-			var zero T
-			b.data, b.payload, b.bytes = zero, payload, int64(len(payload))
+			b.data, b.payload, b.bytes = var0[T](), payload, int64(len(payload))
 		} else {
 			b.bytes = int64(q.sig.size(data))
 		}
@@ -337,8 +335,7 @@ func (q *queue[T]) appended(b batch[T], pos diskqueue.Pos, claimed bool, claim d
 	q.unreserveLocked(claim, b.bytes)
 	switch {
 	case claimed && !q.closed && q.breakerOpen.Load():
-		var zero T
-		b.pos, b.onDisk, b.data = pos, true, zero // keep the copy (see attemptFailed)
+		b.pos, b.onDisk, b.data = pos, true, var0[T]() // keep the copy (see attemptFailed)
 		q.pushLocked(b)
 	case claimed && !q.closed:
 		b.pos, b.onDisk, b.payload = pos, true, nil // keep the decoded data, drop the copy

@@ -169,7 +169,7 @@ func isActionOpening(b []byte) bool {
 	if !bytes.HasPrefix(b, []byte(`{"`)) || !bytes.HasSuffix(b, []byte(`":{`)) || len(b) < 6 {
 		return false
 	}
-	return !bytes.ContainsAny(b[2:len(b)-3], `"\\{}:,`)
+	return !bytes.ContainsAny(b[2:len(b)-3], `"\{}:,`)
 }
 
 // parseAction parses the action line at line number line.
