@@ -18,13 +18,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/DataDog/dd-trace-go/v2/ddtrace/ext"
 	"github.com/DataDog/dd-trace-go/v2/ddtrace/tracer"
+
+	"github.com/tracegate/tracegate/test/ddclients/internal/ddquiet"
 )
 
 // SentSpan is one line of output: a span as the program made it. The test-side twin of this type
@@ -42,46 +41,10 @@ type SentSpan struct {
 	Metrics  map[string]float64 `json:"metrics"` // numeric tags the program set
 }
 
-// logger keeps what the tracer logs, echoes it to stderr and remembers errors.
-type logger struct {
-	mu     sync.Mutex
-	errors []string
-}
-
-func (l *logger) Log(msg string) {
-	msg = strings.TrimRight(msg, "\n")
-	fmt.Fprintln(os.Stderr, msg)
-	// dd-trace-go prefixes every line with "Datadog Tracer <version> <LEVEL>: ".
-	if strings.Contains(msg, " ERROR: ") {
-		l.mu.Lock()
-		l.errors = append(l.errors, msg)
-		l.mu.Unlock()
-	}
-}
-
-func (l *logger) Errors() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.errors...)
-}
-
-// quietDefaults switches off everything but traces, unless the environment already says otherwise.
-// dd-trace-go reads some of them while its packages initialize (telemetry, for one), before main
-// runs, so main re-executes the program with them set rather than calling os.Setenv.
-var quietDefaults = map[string]string{
-	"DD_TRACE_STARTUP_LOGS":                "false",
-	"DD_RUNTIME_METRICS_ENABLED":           "false",
-	"DD_INSTRUMENTATION_TELEMETRY_ENABLED": "false",
-	"DD_TRACE_STATS_COMPUTATION_ENABLED":   "false",
-	"DD_REMOTE_CONFIGURATION_ENABLED":      "false",
-	"DD_DATA_STREAMS_ENABLED":              "false",
-	"DD_TRACE_SAMPLE_RATE":                 "1",
-}
-
 func main() {
-	applyQuietDefaults()
+	ddquiet.Apply("ddgo-send")
 	agentURL := flag.String("agent-url", os.Getenv("DD_TRACE_AGENT_URL"), "trace intake URL, e.g. http://127.0.0.1:8126 (default $DD_TRACE_AGENT_URL)")
-	service := flag.String("service", envOr("DD_SERVICE", "ddgo-send"), "service name (default $DD_SERVICE)")
+	service := flag.String("service", ddquiet.EnvOr("DD_SERVICE", "ddgo-send"), "service name (default $DD_SERVICE)")
 	traces := flag.Int("traces", 5, "number of traces to send")
 	flag.Parse()
 	if *agentURL == "" {
@@ -98,36 +61,8 @@ func main() {
 	}
 }
 
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
-// applyQuietDefaults re-executes the program with the missing quietDefaults in its environment.
-func applyQuietDefaults() {
-	env := os.Environ()
-	missing := false
-	for k, v := range quietDefaults {
-		if _, set := os.LookupEnv(k); !set {
-			env = append(env, k+"="+v)
-			missing = true
-		}
-	}
-	if !missing {
-		return
-	}
-	exe, err := os.Executable()
-	if err == nil {
-		err = syscall.Exec(exe, os.Args, env)
-	}
-	fmt.Fprintln(os.Stderr, "ddgo-send: re-executing with the tracer's settings:", err)
-	os.Exit(1)
-}
-
 func run(agentURL, service string, traces int) error {
-	log := &logger{}
+	log := &ddquiet.Logger{}
 	if err := tracer.Start(
 		tracer.WithAgentURL(agentURL),
 		tracer.WithService(service),
