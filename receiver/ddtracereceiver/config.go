@@ -8,6 +8,8 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
 // Config configures the ddtrace receiver.
@@ -50,9 +52,16 @@ type Config struct {
 	// without the _dd.p.tid tag (entries of 16 bytes). 0 disables it. Default 100000.
 	TraceIDCacheSize int `mapstructure:"trace_id_cache_size"`
 
+	// Mapping is how Datadog spans become OpenTelemetry spans: semconv (the default) follows the
+	// semantic conventions (span names, attribute names, process facts on the resource only, no
+	// tracer bookkeeping); datadogreceiver keeps contrib datadogreceiver's output for those who
+	// depend on it.
+	Mapping translator.Mapping `mapstructure:"mapping"`
+
 	// StatusOKWithoutError gives spans without an error the status Ok, as contrib's datadogreceiver
-	// does; false leaves them Unset, as the OpenTelemetry specification asks. Default true.
-	StatusOKWithoutError bool `mapstructure:"status_ok_without_error"`
+	// does; false leaves them Unset, as the OpenTelemetry specification asks. Default: false with
+	// the semconv mapping, true with datadogreceiver.
+	StatusOKWithoutError *bool `mapstructure:"status_ok_without_error"`
 
 	// AgentVersion is the Datadog Agent version reported in /info and Datadog-Agent-Version.
 	// Tracers switch features on by version; 7.65.0 enables what tracegate supports. Default 7.65.0.
@@ -63,6 +72,14 @@ type Config struct {
 }
 
 var _ component.Config = (*Config)(nil)
+
+// statusOKWithoutError is status_ok_without_error, or the mapping's default when unset.
+func (cfg *Config) statusOKWithoutError() bool {
+	if cfg.StatusOKWithoutError != nil {
+		return *cfg.StatusOKWithoutError
+	}
+	return cfg.Mapping == translator.MappingDatadogReceiver
+}
 
 const (
 	maxBodyLimit       = 1 << 30 // 1 GiB: above that a single request is a memory hazard
@@ -97,6 +114,11 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.TraceIDCacheSize < 0 || cfg.TraceIDCacheSize > maxTraceIDCache {
 		errs = append(errs, fmt.Errorf("trace_id_cache_size must be between 0 and %d, got %d", maxTraceIDCache, cfg.TraceIDCacheSize))
+	}
+	switch cfg.Mapping {
+	case translator.MappingSemconv, translator.MappingDatadogReceiver:
+	default:
+		errs = append(errs, fmt.Errorf("mapping must be %q or %q, got %q", translator.MappingSemconv, translator.MappingDatadogReceiver, cfg.Mapping))
 	}
 	if cfg.AgentVersion == "" {
 		errs = append(errs, errors.New("agent_version must not be empty"))

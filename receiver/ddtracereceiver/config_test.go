@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/xconfmap"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -28,7 +29,8 @@ func TestLoadConfig(t *testing.T) {
 	custom.RefusalStatus = 429
 	custom.RefusalWait = 250 * time.Millisecond
 	custom.TraceIDCacheSize = 1000
-	custom.StatusOKWithoutError = false
+	custom.Mapping = translator.MappingDatadogReceiver
+	custom.StatusOKWithoutError = new(bool)
 	custom.AgentVersion = "7.70.0"
 
 	socket := createDefaultConfig().(*Config)
@@ -63,6 +65,26 @@ func TestDefaultConfig(t *testing.T) {
 	assert.NoError(t, cfg.Validate())
 }
 
+// TestStatusDefaultFollowsMapping: spans without an error are Unset with the semconv mapping (the
+// specification's choice) and Ok with datadogreceiver (contrib's), unless the setting says.
+func TestStatusDefaultFollowsMapping(t *testing.T) {
+	yes, no := true, false
+	for _, tt := range []struct {
+		mapping translator.Mapping
+		setting *bool
+		want    bool
+	}{
+		{translator.MappingSemconv, nil, false},
+		{translator.MappingDatadogReceiver, nil, true},
+		{translator.MappingSemconv, &yes, true},
+		{translator.MappingDatadogReceiver, &no, false},
+	} {
+		cfg := createDefaultConfig().(*Config)
+		cfg.Mapping, cfg.StatusOKWithoutError = tt.mapping, tt.setting
+		assert.Equal(t, tt.want, cfg.statusOKWithoutError(), "mapping %s, setting %v", tt.mapping, tt.setting)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -81,6 +103,7 @@ func TestValidate(t *testing.T) {
 		{"cache too large", func(c *Config) { c.TraceIDCacheSize = 20_000_000 }, "trace_id_cache_size must be between 0 and 10000000, got 20000000"},
 		{"no agent version", func(c *Config) { c.AgentVersion = "" }, "agent_version must not be empty"},
 		{"negative read timeout", func(c *Config) { c.ReadTimeout = -time.Second }, "read_timeout must not be negative, got -1s"},
+		{"unknown mapping", func(c *Config) { c.Mapping = "otel" }, `mapping must be "semconv" or "datadogreceiver", got "otel"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)

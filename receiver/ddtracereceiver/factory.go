@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
 const (
@@ -39,7 +40,7 @@ func createDefaultConfig() component.Config {
 		RefusalStatus:         200,
 		RefusalWait:           time.Second,
 		TraceIDCacheSize:      100_000,
-		StatusOKWithoutError:  true,
+		Mapping:               translator.MappingSemconv,
 		AgentVersion:          "7.65.0",
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden expected.yaml files from the receiver's output")
@@ -37,48 +38,64 @@ type goldenCase struct {
 	Status   int               `json:"status"`
 }
 
-// TestGolden sends every case in testdata/golden through the HTTP handler and compares what
-// reached the pipeline with expected.yaml (rewrite with -update, then review the diff).
+// TestGolden sends every case in testdata/golden through the HTTP handler, with each mapping, and
+// compares what reached the pipeline with expected.yaml (semconv, the default) and
+// expected-datadogreceiver.yaml (rewrite with -update, then review the diff).
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/golden/*")
 	require.NoError(t, err)
 	require.NotEmpty(t, dirs)
 	for _, dir := range dirs {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			var c goldenCase
-			readJSON(t, filepath.Join(dir, "case.json"), &c)
-			body := encodePayload(t, filepath.Join(dir, "payload.json"), c)
-
-			sink := new(consumertest.TracesSink)
-			r := newTestReceiver(t, createDefaultConfig().(*Config), sink)
-			req := httptest.NewRequest(http.MethodPut, c.Path, bytes.NewReader(body))
-			if c.Encoding == "msgpack" {
-				req.Header.Set("Content-Type", "application/msgpack") // as every tracer sends it
-			}
-			for k, v := range c.Headers {
-				req.Header.Set(k, v)
-			}
-			rec := httptest.NewRecorder()
-			r.handler().ServeHTTP(rec, req)
-			want := c.Status
-			if want == 0 {
-				want = http.StatusOK
-			}
-			require.Equal(t, want, rec.Code, rec.Body.String())
-
-			got := ptrace.NewTraces()
-			for _, td := range sink.AllTraces() {
-				td.ResourceSpans().MoveAndAppendTo(got.ResourceSpans())
-			}
-			expectedFile := filepath.Join(dir, "expected.yaml")
-			if *update {
-				require.NoError(t, golden.WriteTraces(t, expectedFile, got))
-			}
-			expected, err := golden.ReadTraces(expectedFile)
-			require.NoError(t, err)
-			require.NoError(t, ptracetest.CompareTraces(expected, got))
-		})
+		for _, mapping := range []translator.Mapping{translator.MappingSemconv, translator.MappingDatadogReceiver} {
+			t.Run(filepath.Base(dir)+"/"+string(mapping), func(t *testing.T) {
+				expectedFile := filepath.Join(dir, "expected.yaml")
+				if mapping != translator.MappingSemconv {
+					expectedFile = filepath.Join(dir, "expected-"+string(mapping)+".yaml")
+				}
+				got := goldenOutput(t, dir, mapping)
+				if *update {
+					require.NoError(t, golden.WriteTraces(t, expectedFile, got))
+				}
+				expected, err := golden.ReadTraces(expectedFile)
+				require.NoError(t, err)
+				require.NoError(t, ptracetest.CompareTraces(expected, got))
+			})
+		}
 	}
+}
+
+// goldenOutput sends the case in dir through a receiver with the mapping and returns what reached
+// the pipeline.
+func goldenOutput(t *testing.T, dir string, mapping translator.Mapping) ptrace.Traces {
+	t.Helper()
+	var c goldenCase
+	readJSON(t, filepath.Join(dir, "case.json"), &c)
+	body := encodePayload(t, filepath.Join(dir, "payload.json"), c)
+
+	sink := new(consumertest.TracesSink)
+	cfg := createDefaultConfig().(*Config)
+	cfg.Mapping = mapping
+	r := newTestReceiver(t, cfg, sink)
+	req := httptest.NewRequest(http.MethodPut, c.Path, bytes.NewReader(body))
+	if c.Encoding == "msgpack" {
+		req.Header.Set("Content-Type", "application/msgpack") // as every tracer sends it
+	}
+	for k, v := range c.Headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	r.handler().ServeHTTP(rec, req)
+	want := c.Status
+	if want == 0 {
+		want = http.StatusOK
+	}
+	require.Equal(t, want, rec.Code, rec.Body.String())
+
+	got := ptrace.NewTraces()
+	for _, td := range sink.AllTraces() {
+		td.ResourceSpans().MoveAndAppendTo(got.ResourceSpans())
+	}
+	return got
 }
 
 func newTestReceiver(t *testing.T, cfg *Config, next *consumertest.TracesSink) *ddReceiver {

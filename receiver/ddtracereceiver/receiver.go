@@ -60,8 +60,10 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddR
 	}
 	return &ddReceiver{
 		cfg: cfg, set: set, next: next, obsrep: obsrep, telemetry: tb,
-		translator: translator.New(translator.Options{TraceIDCacheSize: cfg.TraceIDCacheSize, StatusOKWithoutError: cfg.StatusOKWithoutError}),
-		info:       info, state: state,
+		translator: translator.New(translator.Options{
+			Mapping: cfg.Mapping, TraceIDCacheSize: cfg.TraceIDCacheSize, StatusOKWithoutError: cfg.statusOKWithoutError(),
+		}),
+		info: info, state: state,
 		slots:        make(chan struct{}, cfg.MaxConcurrentRequests),
 		decodeMemory: semaphore.NewWeighted(cfg.DecodeMemoryMiB << 20),
 		bodies:       bodyBuffers{maxBody: cfg.MaxRequestBodySize},

@@ -159,6 +159,8 @@ func headersOf(req *http.Request) translator.Headers {
 		LangVersion:   req.Header.Get("Datadog-Meta-Lang-Version"),
 		TracerVersion: req.Header.Get("Datadog-Meta-Tracer-Version"),
 		ContainerID:   req.Header.Get("Datadog-Container-ID"),
+		// Tracers send "yes" (dd-trace-go) or "true".
+		ComputedTopLevel: req.Header.Get("Datadog-Client-Computed-Top-Level") != "",
 	}
 	if h.ContainerID == "" {
 		// Datadog-Entity-ID: "ci-<container id>" (or "cid-"); "in-<inode>" names a cgroup inode,

@@ -22,6 +22,8 @@ const (
 	kindInt
 	kindDouble
 	kindBytes
+	kindBool
+	kindStrSlice // a string[] of one value
 )
 
 type attr struct {
@@ -82,6 +84,27 @@ func (w *attrWriter) putDouble(k string, v float64) {
 	w.put(attr{key: k, kind: kindDouble, num: math.Float64bits(v)})
 }
 
+func (w *attrWriter) putBool(k string, v bool) {
+	if w.list == nil {
+		w.m.PutBool(k, v)
+		return
+	}
+	var n uint64
+	if v {
+		n = 1
+	}
+	w.put(attr{key: k, kind: kindBool, num: n})
+}
+
+// putStrSlice writes a one-element string array (HTTP headers are string[] by the conventions).
+func (w *attrWriter) putStrSlice(k, v string) {
+	if w.list == nil {
+		w.m.PutEmptySlice(k).AppendEmpty().SetStr(v)
+		return
+	}
+	w.put(attr{key: k, kind: kindStrSlice, str: v})
+}
+
 func (w *attrWriter) putBytes(k string, v []byte) {
 	if w.list == nil {
 		w.m.PutEmptyBytes(k).FromRaw(v)
@@ -130,6 +153,10 @@ func (w *attrWriter) putDirect(a attr) {
 		w.m.PutDouble(a.key, math.Float64frombits(a.num))
 	case kindBytes:
 		w.m.PutEmptyBytes(a.key).FromRaw(a.raw)
+	case kindBool:
+		w.m.PutBool(a.key, a.num != 0)
+	case kindStrSlice:
+		w.m.PutEmptySlice(a.key).AppendEmpty().SetStr(a.str)
 	}
 }
 
@@ -146,6 +173,10 @@ func appendKeyValue(b []byte, a attr) []byte {
 		valueSize = 1 + protowire.SizeFixed64()
 	case kindBytes:
 		valueSize = 1 + protowire.SizeBytes(len(a.raw))
+	case kindBool:
+		valueSize = 1 + 1
+	case kindStrSlice: // AnyValue.array_value{values: [AnyValue{string_value}]}
+		valueSize = 1 + protowire.SizeBytes(arrayOfOneSize(a.str))
 	}
 	kvSize := 1 + protowire.SizeBytes(len(a.key)) + 1 + protowire.SizeBytes(valueSize)
 	b = protowire.AppendVarint(protowire.AppendTag(b, 9, protowire.BytesType), uint64(kvSize))
@@ -160,6 +191,17 @@ func appendKeyValue(b []byte, a attr) []byte {
 		b = protowire.AppendFixed64(protowire.AppendTag(b, 4, protowire.Fixed64Type), a.num)
 	case kindBytes:
 		b = protowire.AppendBytes(protowire.AppendTag(b, 7, protowire.BytesType), a.raw)
+	case kindBool:
+		b = protowire.AppendVarint(protowire.AppendTag(b, 2, protowire.VarintType), a.num)
+	case kindStrSlice:
+		b = protowire.AppendVarint(protowire.AppendTag(b, 5, protowire.BytesType), uint64(arrayOfOneSize(a.str)))
+		b = protowire.AppendVarint(protowire.AppendTag(b, 1, protowire.BytesType), uint64(1+protowire.SizeBytes(len(a.str))))
+		b = protowire.AppendString(protowire.AppendTag(b, 1, protowire.BytesType), a.str)
 	}
 	return b
+}
+
+// arrayOfOneSize is the encoded size of an ArrayValue holding one string AnyValue.
+func arrayOfOneSize(s string) int {
+	return 1 + protowire.SizeBytes(1+protowire.SizeBytes(len(s)))
 }

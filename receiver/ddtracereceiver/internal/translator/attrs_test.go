@@ -23,7 +23,7 @@ func TestAttrWriterMatchesPut(t *testing.T) {
 			w := newAttrWriter(got, n)
 			for i := range n {
 				k := fmt.Sprintf("k%d", i%(n/2+1)) // the second half repeats the first half's keys
-				switch i % 4 {
+				switch i % 6 {
 				case 0:
 					want.PutStr(k, fmt.Sprint("v", i))
 					w.putStr(k, fmt.Sprint("v", i))
@@ -36,6 +36,12 @@ func TestAttrWriterMatchesPut(t *testing.T) {
 				case 3:
 					want.PutEmptyBytes(k).FromRaw([]byte{byte(i), 0})
 					w.putBytes(k, []byte{byte(i), 0})
+				case 4:
+					want.PutBool(k, i%12 == 4)
+					w.putBool(k, i%12 == 4)
+				case 5:
+					want.PutEmptySlice(k).AppendEmpty().SetStr(fmt.Sprint("h", i))
+					w.putStrSlice(k, fmt.Sprint("h", i))
 				}
 			}
 			want.PutStr("", "")
@@ -69,18 +75,28 @@ func TestSpanWithHugeMeta(t *testing.T) {
 	links := []payload.Link{{TraceID: 1, SpanID: 2, Attributes: meta}}
 	s := payload.Span{Service: "svc", Name: "op", TraceID: 1, SpanID: 2, Meta: meta, Links: links}
 	p := payload.Payload{Tags: meta, Chunks: []payload.Chunk{{Priority: 1, Spans: []payload.Span{s}}}}
-	res := New(Options{}).ToTraces([]payload.Payload{p}, Headers{})
-	require.Equal(t, 1, res.Spans)
-	span := spansOf(res)[0]
-	assert.Equal(t, n+4, span.Attributes().Len(), "every tag plus resource, span id, trace id and sampling.priority")
-	v, _ := span.Attributes().Get("tag.7")
-	assert.Equal(t, "last wins", v.Str())
-	v, _ = span.Attributes().Get("tag.199999")
-	assert.Equal(t, "199999", v.Str())
-	assert.Equal(t, n, span.Links().At(0).Attributes().Len())
-	resAttrs := res.Traces.ResourceSpans().At(0).Resource().Attributes()
-	v, _ = resAttrs.Get("tag.7")
-	assert.Equal(t, "last wins", v.Str())
+	for _, tt := range []struct {
+		mapping Mapping
+		extra   int
+	}{
+		{MappingSemconv, 3},         // operation.name, resource.name, sampling.priority
+		{MappingDatadogReceiver, 4}, // dd.span.Resource, datadog.span.id, datadog.trace.id, sampling.priority
+	} {
+		t.Run(string(tt.mapping), func(t *testing.T) {
+			res := New(Options{Mapping: tt.mapping}).ToTraces([]payload.Payload{p}, Headers{})
+			require.Equal(t, 1, res.Spans)
+			span := spansOf(res)[0]
+			assert.Equal(t, n+tt.extra, span.Attributes().Len(), "every tag plus the mapping's own")
+			v, _ := span.Attributes().Get("tag.7")
+			assert.Equal(t, "last wins", v.Str())
+			v, _ = span.Attributes().Get("tag.199999")
+			assert.Equal(t, "199999", v.Str())
+			assert.Equal(t, n, span.Links().At(0).Attributes().Len())
+			resAttrs := res.Traces.ResourceSpans().At(0).Resource().Attributes()
+			v, _ = resAttrs.Get("tag.7")
+			assert.Equal(t, "last wins", v.Str())
+		})
+	}
 }
 
 // TestEventAttributesAreBounded: span events keep MaxEventAttributes attributes and count the rest

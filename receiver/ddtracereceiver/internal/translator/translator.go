@@ -32,8 +32,23 @@ const (
 	DropNilSpan = "nil_span"
 )
 
+// Mapping is how Datadog spans become OpenTelemetry spans.
+type Mapping string
+
+const (
+	// MappingSemconv follows OpenTelemetry's semantic conventions: span names by kind of call,
+	// attributes under the conventions' names, process facts on the resource only, no tracer
+	// bookkeeping, parent-is-remote span flags. The default.
+	MappingSemconv Mapping = "semconv"
+	// MappingDatadogReceiver keeps contrib datadogreceiver's output (Datadog operation names,
+	// tags as sent with contrib's renames, dd.span.Resource and decimal id copies).
+	MappingDatadogReceiver Mapping = "datadogreceiver"
+)
+
 // Options change the translation.
 type Options struct {
+	// Mapping selects the mapping; "" is MappingSemconv.
+	Mapping Mapping
 	// TraceIDCacheSize bounds the fallback cache of 128-bit trace id high halves (0 disables it).
 	TraceIDCacheSize int
 	// StatusOKWithoutError gives spans without an error the status Ok, as contrib does; false
@@ -47,6 +62,10 @@ type Headers struct {
 	LangVersion   string // Datadog-Meta-Lang-Version
 	TracerVersion string // Datadog-Meta-Tracer-Version
 	ContainerID   string // from Datadog-Container-ID or Datadog-Entity-ID
+	// ComputedTopLevel (Datadog-Client-Computed-Top-Level) says the tracer marked its top-level
+	// spans with _dd.top_level: a span without the mark whose parent is not in the payload has a
+	// local parent that another flush carries.
+	ComputedTopLevel bool
 }
 
 // Result is a translation: the traces and the spans dropped on the way, by reason.
@@ -61,13 +80,14 @@ type Result struct {
 
 // Translator converts payloads. It is safe for concurrent use.
 type Translator struct {
-	opts  Options
-	cache *idCache
+	opts    Options
+	cache   *idCache
+	semconv bool
 }
 
 // New returns a Translator.
 func New(opts Options) *Translator {
-	return &Translator{opts: opts, cache: newIDCache(opts.TraceIDCacheSize)}
+	return &Translator{opts: opts, cache: newIDCache(opts.TraceIDCacheSize), semconv: opts.Mapping != MappingDatadogReceiver}
 }
 
 // resourceKey groups spans into resources.
@@ -79,86 +99,154 @@ type resourceKey struct {
 }
 
 type group struct {
-	key   resourceKey
-	tags  []payload.KV
+	key    resourceKey
+	tags   []payload.KV
+	scopes []*scopeGroup // in the order they first appear
+	last   *scopeGroup
+}
+
+// scopeGroup is the spans of one instrumentation scope.
+type scopeGroup struct {
+	name  string
 	spans ptrace.SpanSlice
+}
+
+// spansOf returns the span slice of scope name, adding it if it is new; spans has room for
+// capacity spans when it is the group's first scope.
+func (g *group) spansOf(name string, capacity int) ptrace.SpanSlice {
+	if g.last != nil && g.last.name == name {
+		return g.last.spans
+	}
+	for _, sg := range g.scopes {
+		if sg.name == name {
+			g.last = sg
+			return sg.spans
+		}
+	}
+	sg := &scopeGroup{name: name, spans: ptrace.NewSpanSlice()}
+	if len(g.scopes) == 0 {
+		sg.spans.EnsureCapacity(capacity)
+	}
+	g.scopes = append(g.scopes, sg)
+	g.last = sg
+	return sg.spans
 }
 
 // ToTraces translates payloads (one for most endpoints, several for /api/v0.2).
 func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
-	res := Result{Traces: ptrace.NewTraces()}
 	spans := spanCount(payloads)
-	groups := resourceGroups{firstCapacity: spans}
-	var ids decimalIDs
-	ids.reserve(spans)
+	tr := translation{t: t, h: h, res: Result{Traces: ptrace.NewTraces()}, groups: resourceGroups{firstCapacity: spans}}
+	if !t.semconv {
+		tr.ids.reserve(spans)
+	}
 	for pi := range payloads {
-		p := &payloads[pi]
-		lang, langV, tracerV := firstNonEmpty(h.Lang, p.LanguageName), firstNonEmpty(h.LangVersion, p.LanguageVersion), firstNonEmpty(h.TracerVersion, p.TracerVersion)
-		container := firstNonEmpty(p.ContainerID, h.ContainerID)
-		// The payload's facts are looked for only when a chunk lacks one of its own.
-		var payloadProc process
-		payloadScanned := false
-		payloadFacts := func() process {
-			if !payloadScanned {
-				payloadProc, payloadScanned = processOf(p, nil).or(process{runtimeID: p.RuntimeID}), true // v0.7 has it per payload
-			}
-			return payloadProc
+		tr.payload(&payloads[pi])
+	}
+	tr.build()
+	return tr.res
+}
+
+// translation is the state of one ToTraces call.
+type translation struct {
+	t      *Translator
+	h      Headers
+	res    Result
+	groups resourceGroups
+	ids    decimalIDs // the datadogreceiver mapping's decimal id attributes
+}
+
+func (tr *translation) payload(p *payload.Payload) {
+	h := tr.h
+	lang := firstNonEmpty(h.Lang, p.LanguageName)
+	langV, tracerV := firstNonEmpty(h.LangVersion, p.LanguageVersion), firstNonEmpty(h.TracerVersion, p.TracerVersion)
+	container := firstNonEmpty(p.ContainerID, h.ContainerID)
+	// The payload's facts are looked for only when a chunk lacks one of its own.
+	var payloadProc process
+	payloadScanned := false
+	payloadFacts := func() process {
+		if !payloadScanned {
+			payloadProc, payloadScanned = processOf(p, nil).or(process{runtimeID: p.RuntimeID}), true // v0.7 has it per payload
 		}
-		res.dropN(DropNilSpan, p.NilSpans)
-		for ci := range p.Chunks {
-			c := &p.Chunks[ci]
-			// Per chunk (a trace, whose root carries them), then per payload (a chunk of a partial
-			// flush has no root): a payload a forwarder batched may hold several processes.
-			proc := processOf(p, c)
-			if !proc.complete() {
-				proc = proc.or(payloadFacts())
+		return payloadProc
+	}
+	tr.res.dropN(DropNilSpan, p.NilSpans)
+	for ci := range p.Chunks {
+		c := &p.Chunks[ci]
+		// Per chunk (a trace, whose root carries them), then per payload (a chunk of a partial
+		// flush has no root): a payload a forwarder batched may hold several processes.
+		proc := processOf(p, c)
+		if !proc.complete() {
+			proc = proc.or(payloadFacts())
+		}
+		high := tr.t.chunkTraceIDHigh(c)
+		prioritySpan, priority, hasPriority := chunkPriority(c)
+		parents := chunkParents{spans: c.Spans}
+		for si := range c.Spans {
+			s := &c.Spans[si]
+			if s.TraceID == 0 {
+				tr.res.drop(DropZeroTraceID)
+				continue
 			}
-			high := t.chunkTraceIDHigh(c)
-			prioritySpan, priority, hasPriority := chunkPriority(c)
-			for si := range c.Spans {
-				s := &c.Spans[si]
-				if s.TraceID == 0 {
-					res.drop(DropZeroTraceID)
-					continue
-				}
-				if s.SpanID == 0 {
-					res.drop(DropZeroSpanID)
-					continue
-				}
-				info := scanSpan(s)
-				key := resourceKeyOf(&info, s, p, container, proc)
-				key.lang, key.langVersion, key.tracerVersion = lang, langV, tracerV
-				span := groups.of(key, p.Tags).spans.AppendEmpty()
-				spanDec, traceDec := ids.of(s)
-				res.DroppedEventAttributes += t.fillSpan(span, s, &info, high, spanDec, traceDec)
-				if hasPriority && si == prioritySpan {
-					span.Attributes().PutInt("sampling.priority", priority)
-				}
-				res.Spans++
+			if s.SpanID == 0 {
+				tr.res.drop(DropZeroSpanID)
+				continue
 			}
+			info := scanSpan(s)
+			key := resourceKeyOf(&info, s, p, container, proc)
+			key.lang, key.langVersion, key.tracerVersion = firstNonEmpty(lang, firstNonEmpty(info.lang, proc.lang)), langV, tracerV
+			span := tr.span(tr.groups.of(key, p.Tags), s, &info, high, &parents)
+			if hasPriority && si == prioritySpan {
+				span.Attributes().PutInt("sampling.priority", priority)
+			}
+			tr.res.Spans++
 		}
 	}
-	// Deterministic output: resources sorted by what identifies them.
-	order := groups.order
+}
+
+// span translates one span into its resource's group.
+func (tr *translation) span(g *group, s *payload.Span, info *spanInfo, high uint64, parents *chunkParents) ptrace.Span {
+	if tr.t.semconv {
+		span := g.spansOf(info.scopeName(), tr.groups.firstCapacity).AppendEmpty()
+		kind := semconvKind(info.kind, s.Type, s.Name)
+		remote := parents.remote(s, g.key.service, kind, info.topLevel, tr.h.ComputedTopLevel)
+		tr.res.DroppedEventAttributes += tr.t.fillSpanSemconv(span, s, info, high, spanPlace{kind: kind, remoteParent: remote})
+		return span
+	}
+	span := g.spansOf(ScopeName, tr.groups.firstCapacity).AppendEmpty()
+	spanDec, traceDec := tr.ids.of(s)
+	tr.res.DroppedEventAttributes += tr.t.fillSpan(span, s, info, high, spanDec, traceDec)
+	return span
+}
+
+// build moves the groups into the result, resources sorted by what identifies them, so that the
+// output is deterministic.
+func (tr *translation) build() {
+	order := tr.groups.order
 	slices.SortStableFunc(order, func(a, b *group) int {
 		return cmp.Or(cmp.Compare(a.key.service, b.key.service), cmp.Compare(a.key.env, b.key.env),
 			cmp.Compare(a.key.version, b.key.version), cmp.Compare(a.key.host, b.key.host),
 			cmp.Compare(a.key.container, b.key.container), cmp.Compare(a.key.pid, b.key.pid),
 			cmp.Compare(a.key.runtimeID, b.key.runtimeID))
 	})
-	rss := res.Traces.ResourceSpans()
+	rss := tr.res.Traces.ResourceSpans()
 	rss.EnsureCapacity(len(order))
 	for _, g := range order {
 		rs := rss.AppendEmpty()
 		rs.SetSchemaUrl(SchemaURL)
-		fillResource(rs.Resource().Attributes(), g)
-		ss := rs.ScopeSpans().AppendEmpty()
-		ss.SetSchemaUrl(SchemaURL)
-		ss.Scope().SetName(ScopeName)
-		ss.Scope().SetVersion(g.key.tracerVersion)
-		g.spans.MoveAndAppendTo(ss.Spans())
+		if tr.t.semconv {
+			fillResourceSemconv(rs.Resource().Attributes(), g)
+		} else {
+			fillResource(rs.Resource().Attributes(), g)
+		}
+		rs.ScopeSpans().EnsureCapacity(len(g.scopes))
+		for _, sg := range g.scopes {
+			ss := rs.ScopeSpans().AppendEmpty()
+			ss.SetSchemaUrl(SchemaURL)
+			ss.Scope().SetName(sg.name)
+			ss.Scope().SetVersion(g.key.tracerVersion)
+			sg.spans.MoveAndAppendTo(ss.Spans())
+		}
 	}
-	return res
 }
 
 // resourceGroups collects the spans of each resource, in the order the resources first appear.
@@ -181,13 +269,13 @@ func (gs *resourceGroups) of(key resourceKey, tags []payload.KV) *group {
 	}
 	g := gs.find(key)
 	if g == nil {
-		g = &group{key: key, tags: tags, spans: ptrace.NewSpanSlice()}
-		if len(gs.order) == 0 {
-			g.spans.EnsureCapacity(gs.firstCapacity)
-		}
+		g = &group{key: key, tags: tags}
 		gs.order = append(gs.order, g)
 		if gs.byKey != nil {
 			gs.byKey[key] = g
+		}
+		if len(gs.order) > 1 {
+			gs.firstCapacity = 0 // only the first scope of the first group gets the room
 		}
 	}
 	gs.last = g
@@ -235,8 +323,21 @@ func (r *Result) dropN(reason string, n int) {
 // spanInfo holds the meta and metric values the translation consults, found in one pass.
 type spanInfo struct {
 	baseService, env, version, host, kind, peerHost, runtimeID string
+	component, lang                                            string
 	pid                                                        int64
+	topLevel                                                   bool // _dd.top_level (or _top_level) is 1
 }
+
+// scopeName is the semconv mapping's instrumentation scope: the integration (component tag).
+func (info *spanInfo) scopeName() string {
+	if info.component != "" {
+		return info.component
+	}
+	return semconvScopeName
+}
+
+// semconvScopeName is the scope of spans without a component tag (custom instrumentation).
+const semconvScopeName = "datadog"
 
 func scanSpan(s *payload.Span) spanInfo {
 	var info spanInfo
@@ -256,10 +357,21 @@ func scanSpan(s *payload.Span) spanInfo {
 			info.peerHost = kv.Value
 		case "runtime-id":
 			info.runtimeID = kv.Value
+		case "component":
+			info.component = kv.Value
+		case "language":
+			info.lang = kv.Value
 		}
 	}
-	if pid, ok := s.Metric("process_id"); ok && pid == float64(int64(pid)) {
-		info.pid = int64(pid)
+	for _, kf := range s.Metrics {
+		switch kf.Key {
+		case "process_id":
+			if kf.Value == float64(int64(kf.Value)) {
+				info.pid = int64(kf.Value)
+			}
+		case "_dd.top_level", "_top_level":
+			info.topLevel = kf.Value == 1
+		}
 	}
 	return info
 }
@@ -272,6 +384,9 @@ type process struct {
 	pid       int64
 	host      string
 	runtimeID string // `runtime-id`, one per tracer instance
+	lang      string // `language`, for tracers that send no Datadog-Meta-Lang
+	// env and version are the application's (DD_ENV, DD_VERSION): integrations' spans may lack them.
+	env, version string
 }
 
 // or fills what proc lacks from fallback.
@@ -284,6 +399,15 @@ func (proc process) or(fallback process) process {
 	}
 	if proc.runtimeID == "" {
 		proc.runtimeID = fallback.runtimeID
+	}
+	if proc.lang == "" {
+		proc.lang = fallback.lang
+	}
+	if proc.env == "" {
+		proc.env = fallback.env
+	}
+	if proc.version == "" {
+		proc.version = fallback.version
 	}
 	return proc
 }
@@ -314,6 +438,12 @@ func processOf(p *payload.Payload, c *payload.Chunk) process {
 					proc.host = kv.Value
 				case kv.Key == "runtime-id" && proc.runtimeID == "":
 					proc.runtimeID = kv.Value
+				case kv.Key == "language" && proc.lang == "":
+					proc.lang = kv.Value
+				case kv.Key == "env" && proc.env == "":
+					proc.env = kv.Value
+				case kv.Key == "version" && proc.version == "":
+					proc.version = kv.Value
 				}
 			}
 			if proc.complete() {
@@ -332,7 +462,7 @@ func resourceKeyOf(info *spanInfo, s *payload.Span, p *payload.Payload, containe
 	}
 	k := resourceKey{
 		service: s.Service, container: container, pid: pid, runtimeID: firstNonEmpty(info.runtimeID, proc.runtimeID),
-		env: firstNonEmpty(info.env, p.Env), version: firstNonEmpty(info.version, p.AppVersion),
+		env: firstNonEmpty(info.env, firstNonEmpty(p.Env, proc.env)), version: firstNonEmpty(info.version, firstNonEmpty(p.AppVersion, proc.version)),
 		host: firstNonEmpty(info.host, firstNonEmpty(p.Hostname, proc.host)),
 	}
 	if info.baseService != "" {
@@ -466,15 +596,7 @@ func spanID(id uint64) pcommon.SpanID {
 // fillSpan writes one span.
 // It returns the event attributes dropped past MaxEventAttributes.
 func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64, spanDec, traceDec string) int {
-	span.SetTraceID(traceID(high, s.TraceID))
-	span.SetSpanID(spanID(s.SpanID))
-	if s.ParentID != 0 {
-		span.SetParentSpanID(spanID(s.ParentID))
-	}
-	duration := max(s.Duration, 0) // the agent's normalizer turns negative durations into 0
-	span.SetStartTimestamp(pcommon.Timestamp(s.Start))
-	span.SetEndTimestamp(pcommon.Timestamp(s.Start + duration))
-
+	setIDsAndTimes(span, s, high)
 	attrs := span.Attributes()
 	w := newAttrWriter(attrs, len(s.Meta)+len(s.Metrics)+len(s.MetaStruct)+4)
 	resource := s.Resource
@@ -541,6 +663,17 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo,
 		attrs.PutStr("events", eventsJSON)
 	}
 	return droppedEventAttributes
+}
+
+func setIDsAndTimes(span ptrace.Span, s *payload.Span, high uint64) {
+	span.SetTraceID(traceID(high, s.TraceID))
+	span.SetSpanID(spanID(s.SpanID))
+	if s.ParentID != 0 {
+		span.SetParentSpanID(spanID(s.ParentID))
+	}
+	duration := max(s.Duration, 0) // the agent's normalizer turns negative durations into 0
+	span.SetStartTimestamp(pcommon.Timestamp(s.Start))
+	span.SetEndTimestamp(pcommon.Timestamp(s.Start + duration))
 }
 
 func spanKind(kind, spanType string) ptrace.SpanKind {

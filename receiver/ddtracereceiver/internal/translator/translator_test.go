@@ -101,19 +101,22 @@ func TestDroppedSpansCounted(t *testing.T) {
 func FuzzTranslate(f *testing.F) {
 	f.Add([]byte(`[[{"service":"s","name":"http.request","trace_id":1,"span_id":2,"error":1,"meta":{"http.method":"GET","_dd.p.tid":"640cfd8d00000000","_dd.span_links":"[{\"trace_id\":\"1\",\"span_id\":2}]","events":"[{\"name\":\"e\",\"attributes\":{\"a\":[1,[2]]}}]"},"metrics":{"process_id":1,"_sampling_priority_v1":1}}]]`))
 	f.Add([]byte(`[[{"name":"grpc.client","trace_id":1,"span_id":2,"resource":"/a.B/C","meta":{"_dd.base_service":"x","span.kind":"client"}}]]`))
-	tr := New(Options{TraceIDCacheSize: 16})
+	f.Add([]byte(`[[{"name":"kafka.produce","type":"queue","trace_id":1,"span_id":3,"parent_id":2,"meta":{"messaging.system":"kafka","offset":"x","partition":"2","http.url":"http://[::1]:x/a?b#c"},"metrics":{"grpc.code":99,"_dd.top_level":1}}]]`))
+	translators := []*Translator{New(Options{TraceIDCacheSize: 16}), New(Options{TraceIDCacheSize: 16, Mapping: MappingDatadogReceiver})}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := payload.DecodeTracesJSON(b)
 		if err != nil {
 			return
 		}
-		res := tr.ToTraces([]payload.Payload{p}, Headers{Lang: ".NET"})
-		dropped := 0
-		for _, n := range res.Dropped {
-			dropped += n
-		}
-		if res.Traces.SpanCount() != res.Spans || res.Spans+dropped != p.SpanCount() {
-			t.Fatalf("%d spans in, %d out, %d counted, %d dropped", p.SpanCount(), res.Traces.SpanCount(), res.Spans, dropped)
+		for _, tr := range translators {
+			res := tr.ToTraces([]payload.Payload{p}, Headers{Lang: ".NET", ComputedTopLevel: len(b)%2 == 0})
+			dropped := 0
+			for _, n := range res.Dropped {
+				dropped += n
+			}
+			if res.Traces.SpanCount() != res.Spans || res.Spans+dropped != p.SpanCount() {
+				t.Fatalf("%s: %d spans in, %d out, %d counted, %d dropped", tr.opts.Mapping, p.SpanCount(), res.Traces.SpanCount(), res.Spans, dropped)
+			}
 		}
 	})
 }

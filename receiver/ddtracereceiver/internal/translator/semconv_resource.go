@@ -1,0 +1,50 @@
+package translator
+
+import "go.opentelemetry.io/collector/pdata/pcommon"
+
+// semconvSDKName is telemetry.sdk.name, as dd-trace-go's own OTLP exporter names it.
+const semconvSDKName = "datadog"
+
+// fillResourceSemconv writes a resource with the semconv mapping: the process facts the spans no
+// longer carry, the payload's tags under the conventions' names.
+func fillResourceSemconv(attrs pcommon.Map, g *group) {
+	w := newAttrWriter(attrs, 11+len(g.tags))
+	for _, kv := range g.tags {
+		if kv.Value == "" {
+			continue
+		}
+		switch r := semconvRuleOf(kv.Key); r.action {
+		case tagRename:
+			w.putStr(r.key, kv.Value)
+		case tagKeep:
+			w.putStr(kv.Key, kv.Value)
+		}
+	}
+	w.finish()
+	attrs.PutStr("service.name", g.key.service)
+	putIfSet(attrs, "deployment.environment.name", g.key.env)
+	putIfSet(attrs, "service.version", g.key.version)
+	putIfSet(attrs, "host.name", g.key.host)
+	putIfSet(attrs, "container.id", g.key.container)
+	if g.key.pid != 0 {
+		attrs.PutInt("process.pid", g.key.pid)
+	}
+	putIfSet(attrs, "service.instance.id", g.key.runtimeID)
+	attrs.PutStr("telemetry.sdk.name", semconvSDKName)
+	putIfSet(attrs, "telemetry.sdk.language", sdkLanguage(g.key.lang))
+	putIfSet(attrs, "telemetry.sdk.version", g.key.tracerVersion)
+	putIfSet(attrs, "process.runtime.version", g.key.langVersion)
+}
+
+// sdkLanguage is telemetry.sdk.language for a tracer's language name.
+func sdkLanguage(lang string) string {
+	switch lang {
+	case "jvm":
+		return "java"
+	case "javascript":
+		return "nodejs"
+	case ".NET", "dotnet":
+		return "dotnet"
+	}
+	return lang
+}

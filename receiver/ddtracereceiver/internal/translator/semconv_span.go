@@ -1,0 +1,234 @@
+package translator
+
+import (
+	"strconv"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
+)
+
+// spanFacts are the tag values the semconv mapping writes only once it has seen all of a span's
+// tags, and those the span name is made of.
+type spanFacts struct {
+	method, url, route                               string
+	dbSystem, dbOperation, dbCollection, dbNamespace string
+	msgSystem, msgOperation, msgDestination          string
+	rpcFull, rpcService, rpcMethod, rpcSystem        string
+	grpcCode                                         string
+	serverAddress, hostPort, traceState              string
+	aws                                              bool // rpcService and rpcMethod name an AWS SDK call
+}
+
+// Span flags of OTLP (trace.proto SpanFlags): whether the parent's is-remote is known, and its
+// value. Elastic's APM enrichment, among others, decides "entry span" (a transaction) from them.
+const (
+	flagHasIsRemote = 0x100
+	flagIsRemote    = 0x200
+)
+
+// spanPlace is where a span sits in its trace: its kind, and whether its parent is in another
+// service or process.
+type spanPlace struct {
+	kind         ptrace.SpanKind
+	remoteParent bool
+}
+
+// fillSpanSemconv writes one span with the semconv mapping. It returns the event attributes
+// dropped past MaxEventAttributes.
+func (t *Translator) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64, place spanPlace) int {
+	setIDsAndTimes(span, s, high)
+	if s.ParentID != 0 {
+		flags := uint32(flagHasIsRemote)
+		if place.remoteParent {
+			flags |= flagIsRemote
+		}
+		span.SetFlags(flags)
+	}
+	kind := place.kind
+	span.SetKind(kind)
+
+	w := newAttrWriter(span.Attributes(), len(s.Meta)+len(s.Metrics)+len(s.MetaStruct)+6)
+	resource := s.Resource
+	if resource == "" {
+		resource = s.Name // the agent's normalizer does the same
+	}
+	// Datadog's own OTLP exporters keep these three, and the agent reads them back.
+	w.putStr("operation.name", s.Name)
+	w.putStr("resource.name", resource)
+	if s.Type != "" {
+		w.putStr("span.type", s.Type)
+	}
+	var facts spanFacts
+	linksJSON, eventsJSON := semconvMeta(&w, s, &facts)
+	semconvMetrics(&w, s, &facts)
+	for _, kb := range s.MetaStruct {
+		w.putBytes("dd.meta_struct."+kb.Key, kb.Value)
+	}
+	facts.write(&w, kind)
+	if info.baseService != "" && info.baseService != s.Service {
+		// The resource carries the base service; keep the integration's own name on the span.
+		w.putStr("service.name", s.Service)
+	}
+	w.finish()
+
+	span.SetName(facts.name(s, kind, resource))
+	if facts.traceState != "" {
+		span.TraceState().FromRaw(facts.traceState)
+	}
+	t.setStatus(span, s)
+	attrs := span.Attributes()
+	// Meta JSON that cannot be read (or would decode beyond the bound) stays as the attribute it came as.
+	if !fillLinks(span.Links(), s, linksJSON) {
+		attrs.PutStr("_dd.span_links", linksJSON)
+	}
+	droppedEventAttributes, ok := fillEvents(span.Events(), s, eventsJSON)
+	if !ok {
+		attrs.PutStr("events", eventsJSON)
+	}
+	return droppedEventAttributes
+}
+
+// semconvMeta writes the span's meta under the conventions' names and reads the facts; it returns
+// the span links and events meta JSON, if any.
+func semconvMeta(w *attrWriter, s *payload.Span, f *spanFacts) (linksJSON, eventsJSON string) {
+	queue := s.Type == "queue"
+	for _, kv := range s.Meta {
+		switch kv.Key {
+		case "_dd.span_links":
+			linksJSON = kv.Value
+			continue
+		case "events":
+			eventsJSON = kv.Value
+			continue
+		}
+		r := semconvRuleOf(kv.Key)
+		switch r.action {
+		case tagKeep:
+			w.putStr(kv.Key, kv.Value)
+		case tagRename:
+			f.note(r.key, kv.Value)
+			w.putTyped(r.key, kv.Value, r.typ)
+		case tagQueueOnly:
+			if queue {
+				w.putTyped(r.key, kv.Value, r.typ)
+			} else {
+				w.putStr(kv.Key, kv.Value)
+			}
+		case tagDrop:
+		default:
+			f.read(r.action, kv.Value)
+		}
+	}
+	return linksJSON, eventsJSON
+}
+
+// semconvMetrics writes the span's metrics; where meta and a metric name the same attribute, the
+// metric wins, as in contrib.
+func semconvMetrics(w *attrWriter, s *payload.Span, f *spanFacts) {
+	queue := s.Type == "queue"
+	for _, kf := range s.Metrics {
+		r := semconvRuleOf(kf.Key)
+		switch r.action {
+		case tagKeep:
+			w.putDouble(kf.Key, kf.Value)
+		case tagRename:
+			putNumber(w, r.key, kf.Value, r.typ)
+		case tagQueueOnly:
+			if queue {
+				putNumber(w, r.key, kf.Value, r.typ)
+			} else {
+				w.putDouble(kf.Key, kf.Value)
+			}
+		case tagDrop:
+		default:
+			f.read(r.action, strconv.FormatFloat(kf.Value, 'f', -1, 64))
+		}
+	}
+}
+
+// putNumber writes a metric under a renamed key, in the key's type.
+func putNumber(w *attrWriter, k string, v float64, typ valueType) {
+	switch {
+	case typ == typeInt && v == float64(int64(v)):
+		w.putInt(k, int64(v))
+	case typ == typeBool:
+		w.putBool(k, v != 0)
+	case typ == typeString || typ == typeStringSlice:
+		w.putStr(k, strconv.FormatFloat(v, 'f', -1, 64)) // a partition or database index
+	default:
+		w.putDouble(k, v)
+	}
+}
+
+// putTyped writes a meta value in the key's type; a value that does not parse stays a string.
+func (w *attrWriter) putTyped(k, v string, typ valueType) {
+	switch typ {
+	case typeInt:
+		if i, err := strconv.ParseInt(v, 10, 64); err == nil {
+			w.putInt(k, i)
+			return
+		}
+	case typeBool:
+		if b, err := strconv.ParseBool(v); err == nil {
+			w.putBool(k, b)
+			return
+		}
+	case typeStringSlice:
+		w.putStrSlice(k, v)
+		return
+	}
+	w.putStr(k, v)
+}
+
+// note keeps the renamed values that name the span.
+func (f *spanFacts) note(key, v string) {
+	switch key {
+	case "http.route":
+		f.route = v
+	case "db.operation.name":
+		f.dbOperation = v
+	case "db.collection.name":
+		f.dbCollection = v
+	case "db.namespace":
+		f.dbNamespace = v
+	case "messaging.destination.name":
+		f.msgDestination = v
+	case "server.address":
+		f.serverAddress = v
+	}
+}
+
+// read keeps a value written later by write.
+func (f *spanFacts) read(action tagAction, v string) {
+	switch action {
+	case tagMethod:
+		f.method = v
+	case tagURL:
+		f.url = v
+	case tagDBSystem:
+		f.dbSystem = v
+	case tagMessagingSystem:
+		f.msgSystem = v
+	case tagMessagingOperation:
+		f.msgOperation = v
+	case tagRPCFullMethod:
+		f.rpcFull = v
+	case tagRPCService:
+		f.rpcService = v
+	case tagRPCMethod:
+		f.rpcMethod = v
+	case tagRPCSystem:
+		f.rpcSystem = v
+	case tagGRPCCode:
+		f.grpcCode = v
+	case tagAWSService:
+		f.rpcService, f.aws = v, true
+	case tagAWSOperation:
+		f.rpcMethod, f.aws = v, true
+	case tagHostPort:
+		f.hostPort = v
+	case tagTraceState:
+		f.traceState = v
+	}
+}
