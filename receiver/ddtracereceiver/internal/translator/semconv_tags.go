@@ -25,7 +25,7 @@ const (
 	tagAWSOperation
 	tagHostPort   // "host:port": server.address and server.port
 	tagTraceState // the W3C tracestate a tracer propagated: the span's trace state
-	tagQueueOnly // a generic name (offset, partition) that is a messaging tag on queue spans only
+	tagQueueOnly  // a generic name (offset, partition) that is a messaging tag on queue spans only
 )
 
 // valueType is the OpenTelemetry type of a renamed attribute; Datadog sends every meta value as a

@@ -213,13 +213,13 @@ func TestSemconvMetricsTyped(t *testing.T) {
 		{Key: "grpc.status.code", Value: 14}, {Key: "cart.total", Value: 12.5}, {Key: "kafka.tombstone", Value: 1},
 	}})
 	assert.Equal(t, map[string]any{
-		"http.response.status_code":         int64(503),
+		"http.response.status_code":          int64(503),
 		"messaging.destination.partition.id": "3",
-		"messaging.kafka.offset":            int64(7),
-		"rpc.response.status_code":          "UNAVAILABLE",
-		"rpc.system.name":                   "grpc",
-		"cart.total":                        12.5,
-		"messaging.kafka.message.tombstone": true,
+		"messaging.kafka.offset":             int64(7),
+		"rpc.response.status_code":           "UNAVAILABLE",
+		"rpc.system.name":                    "grpc",
+		"cart.total":                         12.5,
+		"messaging.kafka.message.tombstone":  true,
 	}, userAttributes(span))
 }
 
