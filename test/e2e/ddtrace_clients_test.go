@@ -121,18 +121,24 @@ func ddClientEnv(extra ...string) []string {
 // buildDDGoSend builds test/ddclients/cmd/ddgo-send into a temporary directory.
 func buildDDGoSend(ctx context.Context, t *testing.T) string {
 	t.Helper()
+	return buildDDGoProgram(ctx, t, "ddgo-send")
+}
+
+// buildDDGoProgram builds test/ddclients/cmd/<name> into a temporary directory.
+func buildDDGoProgram(ctx context.Context, t *testing.T, name string) string {
+	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatalf("the go command is needed to build test/ddclients/cmd/ddgo-send: %v", err)
+		t.Fatalf("the go command is needed to build test/ddclients/cmd/%s: %v", name, err)
 	}
-	bin := filepath.Join(t.TempDir(), "ddgo-send")
+	bin := filepath.Join(t.TempDir(), name)
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, goTool, "build", "-o", bin, "./cmd/ddgo-send")
+	cmd := exec.CommandContext(ctx, goTool, "build", "-o", bin, "./cmd/"+name)
 	cmd.Dir = ddclientsDir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/ddgo-send in %s: %v\n%s", ddclientsDir, err, out)
+		t.Fatalf("go build ./cmd/%s in %s: %v\n%s", name, ddclientsDir, err, out)
 	}
-	t.Logf("built ddgo-send in %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("built %s in %s", name, time.Since(start).Round(time.Millisecond))
 	return bin
 }
 
@@ -192,6 +198,18 @@ func npmCI(ctx context.Context, t *testing.T) string {
 // runDDClient runs a sender and parses what it printed. The tracer's own log goes to stderr.
 func runDDClient(t *testing.T, cmd *exec.Cmd) []ddSentSpan {
 	t.Helper()
+	stdout := runDDProgram(t, cmd)
+	sent := parseJSONLines[ddSentSpan](t, stdout)
+	if len(sent) != 2*ddTraces {
+		t.Fatalf("the sender printed %d spans, want %d:\n%s", len(sent), 2*ddTraces, stdout)
+	}
+	return sent
+}
+
+// runDDProgram runs a tracer program and returns what it printed on stdout; its stderr (the
+// tracer's own log) is logged. A non-zero exit fails the test.
+func runDDProgram(t *testing.T, cmd *exec.Cmd) []byte {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -203,22 +221,29 @@ func runDDClient(t *testing.T, cmd *exec.Cmd) []ddSentSpan {
 		t.Fatalf("%s: %v\nstdout:\n%s", strings.Join(cmd.Args, " "), err, stdout.Bytes())
 	}
 	t.Logf("%s ran in %s", filepath.Base(cmd.Path), time.Since(start).Round(time.Millisecond))
-	var sent []ddSentSpan
-	sc := bufio.NewScanner(&stdout)
+	return stdout.Bytes()
+}
+
+// parseJSONLines decodes each non-empty line of out as a T.
+func parseJSONLines[T any](t *testing.T, out []byte) []T {
+	t.Helper()
+	var all []T
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for sc.Scan() {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		var s ddSentSpan
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
 			t.Fatalf("output line %q: %v", sc.Text(), err)
 		}
-		sent = append(sent, s)
+		all = append(all, v)
 	}
-	if len(sent) != 2*ddTraces {
-		t.Fatalf("the sender printed %d spans, want %d:\n%s", len(sent), 2*ddTraces, stdout.Bytes())
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
-	return sent
+	return all
 }
 
 var (

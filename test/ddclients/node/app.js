@@ -116,11 +116,17 @@ process.on('exit', (code) => {
 const ids = (span) => ({ trace_id: span.context().toTraceId(true), span_id: span.context().toSpanId(true) })
 
 // The inventory service: a plain node:http server (traced by the http integration). It answers
-// with the ids of its own span, so the caller can name it.
+// with the ids of its own span and of its caller's, the client span (W3C traceparent:
+// version-traceid-parentid-flags), so the program can name both.
 const inventory = http.createServer((req, res) => {
   const span = tracer.scope().active()
+  const parts = String(req.headers.traceparent || '').split('-')
   res.setHeader('content-type', 'application/json')
-  res.end(JSON.stringify({ sku: req.url.split('/').pop(), ...(span ? ids(span) : {}) }))
+  res.end(JSON.stringify({
+    sku: req.url.split('/').pop(),
+    parent_id: parts.length === 4 ? parts[2] : '',
+    ...(span ? ids(span) : {}),
+  }))
 })
 
 // get makes a GET request with node:http and resolves with the response and its body.
@@ -179,12 +185,13 @@ async function main () {
   for (const path of plan) {
     const r = await get(base + path, { 'user-agent': 'tracegate-e2e/1.0' })
     const body = JSON.parse(r.body)
-    if (!body.server || !body.inventory || !body.inventory.span_id) {
+    if (!body.server || !body.inventory || !body.inventory.span_id || !body.inventory.parent_id) {
       throw new Error(`GET ${path}: ${r.status} ${r.body}`)
     }
     lines.push(JSON.stringify({
       trace_id: body.server.trace_id,
       server_span_id: body.server.span_id,
+      client_span_id: body.inventory.parent_id,
       downstream_span_id: body.inventory.span_id,
       downstream_trace_id: body.inventory.trace_id,
       method: 'GET',
