@@ -130,25 +130,29 @@ func BenchmarkDecodeTranslate(b *testing.B) {
 		err := t.UnmarshalMsgDictionary(b)
 		return payload.FromTraces(t), err
 	}
+	const semconv, contrib = translator.MappingSemconv, translator.MappingDatadogReceiver
 	decoders := []struct {
 		name         string
 		body         []byte
 		decode       func([]byte) (payload.Payload, error)
+		mapping      translator.Mapping
 		protoPooling bool // with the collector's pdata.useProtoPooling gate on
 	}{
-		{"v0.4/ours", v04, payload.DecodeTracesMsgpack, false},
-		{"v0.4/agent", v04, agentV04, false},
-		{"v0.4/ours+protopooling", v04, payload.DecodeTracesMsgpack, true},
-		{"v0.5/ours", v05, payload.DecodeV05, false},
-		{"v0.5/agent", v05, agentV05, false},
-		{"v0.5/ours+protopooling", v05, payload.DecodeV05, true},
+		{"v0.4/ours", v04, payload.DecodeTracesMsgpack, semconv, false},
+		{"v0.4/ours-datadogreceiver", v04, payload.DecodeTracesMsgpack, contrib, false},
+		{"v0.4/agent", v04, agentV04, semconv, false},
+		{"v0.4/ours+protopooling", v04, payload.DecodeTracesMsgpack, semconv, true},
+		{"v0.5/ours", v05, payload.DecodeV05, semconv, false},
+		{"v0.5/ours-datadogreceiver", v05, payload.DecodeV05, contrib, false},
+		{"v0.5/agent", v05, agentV05, semconv, false},
+		{"v0.5/ours+protopooling", v05, payload.DecodeV05, semconv, true},
 	}
 	for _, d := range decoders {
 		b.Run(d.name, func(b *testing.B) {
 			if d.protoPooling {
 				useProtoPooling(b)
 			}
-			tr := translator.New(translator.Options{TraceIDCacheSize: 1000, StatusOKWithoutError: true})
+			tr := translator.New(translator.Options{Mapping: d.mapping, TraceIDCacheSize: 1000, StatusOKWithoutError: d.mapping == contrib})
 			decodeTranslate := func(h translator.Headers) int {
 				p, err := d.decode(d.body)
 				if err != nil {
@@ -230,19 +234,82 @@ func BenchmarkHandler(b *testing.B) {
 	}
 }
 
-// BenchmarkPdataFloor builds the same output as BenchmarkDecodeTranslate/v0.4 directly in pdata,
-// from constants, with no decoding or translation: the cost of the pdata objects alone, a floor
-// for any receiver that produces these spans.
+// BenchmarkPdataFloor builds the same output as BenchmarkDecodeTranslate/v0.4 (each mapping's)
+// directly in pdata, from constants, with no decoding or translation: the cost of the pdata
+// objects alone, a floor for any receiver that produces these spans.
 func BenchmarkPdataFloor(b *testing.B) {
-	meta := benchMeta(0)
-	b.ReportAllocs()
-	for b.Loop() {
-		pdataFloor(meta)
+	for _, f := range []struct {
+		name  string
+		build func() ptrace.Traces
+	}{
+		{"semconv", pdataFloorSemconv},
+		{"datadogreceiver", func() ptrace.Traces { return pdataFloor(benchMeta(0)) }},
+	} {
+		b.Run(f.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				f.build()
+			}
+			b.ReportMetric(float64(benchSpans*b.N)/b.Elapsed().Seconds(), "spans/s")
+		})
 	}
-	b.ReportMetric(float64(benchSpans*b.N)/b.Elapsed().Seconds(), "spans/s")
 }
 
-// pdataFloor builds the traces of BenchmarkPdataFloor.
+// pdataFloorSemconv builds the semconv mapping's output for the benchmark payload (the test
+// below holds it to the translator's).
+func pdataFloorSemconv() ptrace.Traces {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	res := rs.Resource().Attributes()
+	res.EnsureCapacity(9)
+	res.PutStr("service.name", "checkout")
+	res.PutStr("deployment.environment.name", "prod")
+	res.PutStr("service.version", "1.4.2")
+	res.PutInt("process.pid", 4242)
+	res.PutStr("service.instance.id", "5f1d3c2a-9e4b-4c1e-8f0a-2b7d6e5c4a3b")
+	res.PutStr("telemetry.sdk.name", "datadog")
+	res.PutStr("telemetry.sdk.language", "go")
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	spans.EnsureCapacity(benchSpans)
+	for i := range benchSpans {
+		s := spans.AppendEmpty()
+		s.SetTraceID(pcommon.TraceID{1})
+		s.SetSpanID(pcommon.SpanID{byte(i + 1)})
+		s.SetName("GET /api/cart/:id")
+		s.SetKind(ptrace.SpanKindServer)
+		s.SetStartTimestamp(1)
+		s.SetEndTimestamp(2)
+		attrs := s.Attributes()
+		attrs.EnsureCapacity(9)
+		attrs.PutStr("operation.name", "http.request")
+		attrs.PutStr("resource.name", "GET /api/cart/:id")
+		attrs.PutStr("span.type", "web")
+		attrs.PutStr("http.route", "/api/cart/:id")
+		attrs.PutInt("http.response.status_code", 200)
+		attrs.PutStr("http.request.method", "GET")
+		attrs.PutStr("url.scheme", "https")
+		attrs.PutStr("url.path", "/api/cart/1")
+	}
+	spans.At(0).Attributes().PutInt("sampling.priority", 1)
+	return td
+}
+
+// TestPdataFloorSemconvIsTheOutput holds the semconv floor to what the receiver makes of the
+// benchmark payload: same resource, span and attribute counts.
+func TestPdataFloorSemconvIsTheOutput(t *testing.T) {
+	p, err := payload.DecodeTracesMsgpack(benchV04())
+	require.NoError(t, err)
+	got := translator.New(translator.Options{}).ToTraces([]payload.Payload{p}, translator.Headers{Lang: "go"}).Traces
+	want := pdataFloorSemconv()
+	require.Equal(t, want.ResourceSpans().At(0).Resource().Attributes().Len(), got.ResourceSpans().At(0).Resource().Attributes().Len())
+	wantSpans, gotSpans := want.ResourceSpans().At(0).ScopeSpans().At(0).Spans(), got.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	require.Equal(t, wantSpans.Len(), gotSpans.Len())
+	for i := range wantSpans.Len() {
+		require.Equal(t, wantSpans.At(i).Attributes().Len(), gotSpans.At(i).Attributes().Len(), "span %d: %v", i, gotSpans.At(i).Attributes().AsRaw())
+	}
+}
+
+// pdataFloor builds the datadogreceiver mapping's output for BenchmarkPdataFloor.
 func pdataFloor(meta [][2]string) ptrace.Traces {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()

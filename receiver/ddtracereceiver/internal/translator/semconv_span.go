@@ -2,6 +2,7 @@ package translator
 
 import (
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -32,11 +33,14 @@ const (
 type spanPlace struct {
 	kind         ptrace.SpanKind
 	remoteParent bool
+	// samplingPriority is the chunk's, set on the span that carries it (the chunk's root).
+	samplingPriority    int64
+	hasSamplingPriority bool
 }
 
 // fillSpanSemconv writes one span with the semconv mapping. It returns the event attributes
 // dropped past MaxEventAttributes.
-func (t *Translator) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64, place spanPlace) int {
+func (tr *translation) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64, place spanPlace) int {
 	setIDsAndTimes(span, s, high)
 	if s.ParentID != 0 {
 		flags := uint32(flagHasIsRemote)
@@ -48,7 +52,16 @@ func (t *Translator) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *sp
 	kind := place.kind
 	span.SetKind(kind)
 
-	w := newAttrWriter(span.Attributes(), len(s.Meta)+len(s.Metrics)+len(s.MetaStruct)+6)
+	rules, written := semconvRules(s, tr.rules[:0])
+	tr.rules = rules // reused by the next span
+	renamedService := info.baseService != "" && info.baseService != s.Service
+	if renamedService {
+		written++
+	}
+	if place.hasSamplingPriority {
+		written++
+	}
+	w := newAttrWriter(span.Attributes(), written)
 	resource := s.Resource
 	if resource == "" {
 		resource = s.Name // the agent's normalizer does the same
@@ -60,15 +73,18 @@ func (t *Translator) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *sp
 		w.putStr("span.type", s.Type)
 	}
 	var facts spanFacts
-	linksJSON, eventsJSON := semconvMeta(&w, s, &facts)
-	semconvMetrics(&w, s, &facts)
+	linksJSON, eventsJSON := semconvMeta(&w, s, &facts, rules[:len(s.Meta)])
+	semconvMetrics(&w, s, &facts, rules[len(s.Meta):])
 	for _, kb := range s.MetaStruct {
 		w.putBytes("dd.meta_struct."+kb.Key, kb.Value)
 	}
 	facts.write(&w, kind)
-	if info.baseService != "" && info.baseService != s.Service {
+	if renamedService {
 		// The resource carries the base service; keep the integration's own name on the span.
 		w.putStr("service.name", s.Service)
+	}
+	if place.hasSamplingPriority {
+		w.putInt("sampling.priority", place.samplingPriority)
 	}
 	w.finish()
 
@@ -76,7 +92,7 @@ func (t *Translator) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *sp
 	if facts.traceState != "" {
 		span.TraceState().FromRaw(facts.traceState)
 	}
-	t.setStatus(span, s)
+	tr.t.setStatus(span, s)
 	attrs := span.Attributes()
 	// Meta JSON that cannot be read (or would decode beyond the bound) stays as the attribute it came as.
 	if !fillLinks(span.Links(), s, linksJSON) {
@@ -89,11 +105,62 @@ func (t *Translator) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *sp
 	return droppedEventAttributes
 }
 
+// semconvRules appends the rules of the span's meta keys, then of its metric keys, to rules, and
+// says how many attributes the span will get (tags whose value is odd may add one): the map is
+// sized once and exactly, as pdata allocates what EnsureCapacity asks for, and attributes are
+// most of a span's memory.
+func semconvRules(s *payload.Span, rules []tagRule) (_ []tagRule, written int) {
+	written = 2 // operation.name, resource.name
+	if s.Type != "" {
+		written++
+	}
+	written += len(s.MetaStruct)
+	var urls, serverAddresses, rpcParts int
+	for i := range len(s.Meta) + len(s.Metrics) {
+		var r tagRule
+		if i < len(s.Meta) {
+			r = semconvRuleOf(s.Meta[i].Key)
+		} else {
+			r = semconvRuleOf(s.Metrics[i-len(s.Meta)].Key)
+		}
+		rules = append(rules, r)
+		switch r.action {
+		case tagDrop, tagTraceState:
+		case tagRPCService, tagRPCMethod, tagAWSService, tagAWSOperation:
+			rpcParts++
+		case tagURL:
+			urls++
+			if i < len(s.Meta) && strings.IndexByte(s.Meta[i].Value, '?') >= 0 {
+				written++ // url.query
+			}
+		case tagHostPort, tagMessagingOperation:
+			written += 2
+		case tagRename:
+			if r.key == "server.address" {
+				serverAddresses++
+			}
+			written++
+		default:
+			written++
+		}
+	}
+	if urls > 0 {
+		written += 2 // url.scheme and url.path; or url.full and server.address (its port is rare)
+		if serverAddresses > 0 {
+			written--
+		}
+	}
+	if rpcParts > 0 {
+		written += 2 // rpc.method, rpc.system.name
+	}
+	return rules, written
+}
+
 // semconvMeta writes the span's meta under the conventions' names and reads the facts; it returns
 // the span links and events meta JSON, if any.
-func semconvMeta(w *attrWriter, s *payload.Span, f *spanFacts) (linksJSON, eventsJSON string) {
+func semconvMeta(w *attrWriter, s *payload.Span, f *spanFacts, rules []tagRule) (linksJSON, eventsJSON string) {
 	queue := s.Type == "queue"
-	for _, kv := range s.Meta {
+	for i, kv := range s.Meta {
 		switch kv.Key {
 		case "_dd.span_links":
 			linksJSON = kv.Value
@@ -102,8 +169,7 @@ func semconvMeta(w *attrWriter, s *payload.Span, f *spanFacts) (linksJSON, event
 			eventsJSON = kv.Value
 			continue
 		}
-		r := semconvRuleOf(kv.Key)
-		switch r.action {
+		switch r := rules[i]; r.action {
 		case tagKeep:
 			w.putStr(kv.Key, kv.Value)
 		case tagRename:
@@ -125,11 +191,10 @@ func semconvMeta(w *attrWriter, s *payload.Span, f *spanFacts) (linksJSON, event
 
 // semconvMetrics writes the span's metrics; where meta and a metric name the same attribute, the
 // metric wins, as in contrib.
-func semconvMetrics(w *attrWriter, s *payload.Span, f *spanFacts) {
+func semconvMetrics(w *attrWriter, s *payload.Span, f *spanFacts, rules []tagRule) {
 	queue := s.Type == "queue"
-	for _, kf := range s.Metrics {
-		r := semconvRuleOf(kf.Key)
-		switch r.action {
+	for i, kf := range s.Metrics {
+		switch r := rules[i]; r.action {
 		case tagKeep:
 			w.putDouble(kf.Key, kf.Value)
 		case tagRename:

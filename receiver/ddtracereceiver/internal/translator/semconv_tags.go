@@ -169,11 +169,12 @@ func semconvRule(k string) tagRule {
 		key, _ := renamedKey(k)
 		return rename(key)
 	}
+	// Header names are lower case in the conventions' keys.
 	if rest, ok := strings.CutPrefix(k, "http.request.headers."); ok {
-		return renameTyped("http.request.header."+rest, typeStringSlice)
+		return renameTyped("http.request.header."+strings.ToLower(rest), typeStringSlice)
 	}
 	if rest, ok := strings.CutPrefix(k, "http.response.headers."); ok {
-		return renameTyped("http.response.header."+rest, typeStringSlice)
+		return renameTyped("http.response.header."+strings.ToLower(rest), typeStringSlice)
 	}
 	return tagRule{action: tagKeep}
 }
@@ -187,8 +188,8 @@ func renameTyped(key string, typ valueType) tagRule {
 // semconvRuleOf looks a key up as semconvRule does, lower-casing it only when it has upper case
 // letters (most keys have none).
 func semconvRuleOf(k string) tagRule {
-	if hasUpper(k) {
-		return semconvRule(strings.ToLower(k))
+	if r := semconvRule(k); r.action != tagKeep || !hasUpper(k) {
+		return r
 	}
-	return semconvRule(k)
+	return semconvRule(strings.ToLower(k))
 }

@@ -211,6 +211,7 @@ func TestSemconvMetricsTyped(t *testing.T) {
 	span := semconvSpan(t, payload.Span{Service: "svc", Name: "op", Type: "queue", Metrics: []payload.KF{
 		{Key: "http.status_code", Value: 503}, {Key: "kafka.partition", Value: 3}, {Key: "offset", Value: 7},
 		{Key: "grpc.status.code", Value: 14}, {Key: "cart.total", Value: 12.5}, {Key: "kafka.tombstone", Value: 1},
+		{Key: "http.url", Value: 7}, // nonsense, but a tracer may send it
 	}})
 	assert.Equal(t, map[string]any{
 		"http.response.status_code":          int64(503),
@@ -220,6 +221,7 @@ func TestSemconvMetricsTyped(t *testing.T) {
 		"rpc.system.name":                    "grpc",
 		"cart.total":                         12.5,
 		"messaging.kafka.message.tombstone":  true,
+		"url.full":                           "7",
 	}, userAttributes(span))
 }
 

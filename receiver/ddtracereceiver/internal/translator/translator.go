@@ -153,6 +153,7 @@ type translation struct {
 	res    Result
 	groups resourceGroups
 	ids    decimalIDs // the datadogreceiver mapping's decimal id attributes
+	rules  []tagRule  // the semconv mapping's rules of the span being translated
 }
 
 func (tr *translation) payload(p *payload.Payload) {
@@ -194,28 +195,28 @@ func (tr *translation) payload(p *payload.Payload) {
 			info := scanSpan(s)
 			key := resourceKeyOf(&info, s, p, container, proc)
 			key.lang, key.langVersion, key.tracerVersion = firstNonEmpty(lang, firstNonEmpty(info.lang, proc.lang)), langV, tracerV
-			span := tr.span(tr.groups.of(key, p.Tags), s, &info, high, &parents)
-			if hasPriority && si == prioritySpan {
-				span.Attributes().PutInt("sampling.priority", priority)
-			}
+			place := spanPlace{samplingPriority: priority, hasSamplingPriority: hasPriority && si == prioritySpan}
+			tr.span(tr.groups.of(key, p.Tags), s, &info, high, &parents, place)
 			tr.res.Spans++
 		}
 	}
 }
 
-// span translates one span into its resource's group.
-func (tr *translation) span(g *group, s *payload.Span, info *spanInfo, high uint64, parents *chunkParents) ptrace.Span {
+// span translates one span into its resource's group; place carries its sampling priority.
+func (tr *translation) span(g *group, s *payload.Span, info *spanInfo, high uint64, parents *chunkParents, place spanPlace) {
 	if tr.t.semconv {
 		span := g.spansOf(info.scopeName(), tr.groups.firstCapacity).AppendEmpty()
-		kind := semconvKind(info.kind, s.Type, s.Name)
-		remote := parents.remote(s, g.key.service, kind, info.topLevel, tr.h.ComputedTopLevel)
-		tr.res.DroppedEventAttributes += tr.t.fillSpanSemconv(span, s, info, high, spanPlace{kind: kind, remoteParent: remote})
-		return span
+		place.kind = semconvKind(info.kind, s.Type, s.Name)
+		place.remoteParent = parents.remote(s, g.key.service, place.kind, info.topLevel, tr.h.ComputedTopLevel)
+		tr.res.DroppedEventAttributes += tr.fillSpanSemconv(span, s, info, high, place)
+		return
 	}
 	span := g.spansOf(ScopeName, tr.groups.firstCapacity).AppendEmpty()
 	spanDec, traceDec := tr.ids.of(s)
 	tr.res.DroppedEventAttributes += tr.t.fillSpan(span, s, info, high, spanDec, traceDec)
-	return span
+	if place.hasSamplingPriority {
+		span.Attributes().PutInt("sampling.priority", place.samplingPriority)
+	}
 }
 
 // build moves the groups into the result, resources sorted by what identifies them, so that the
