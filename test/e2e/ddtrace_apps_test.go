@@ -48,6 +48,7 @@ type ddAppRequest struct {
 	Status           int    `json:"status"`
 	Error            string `json:"error"`
 	URL              string `json:"url"`
+	URLQuery         string `json:"url_query"`
 	DownstreamURL    string `json:"downstream_url"`
 }
 
@@ -144,6 +145,10 @@ type wantAppSpan struct {
 	errMessage                string // a handled error: status Error with this message, one exception event
 	errType, errStack         string // the exception event's type and a part of its stack trace
 	attrs                     map[string]any
+	// ddService is the span's own Datadog service when the tracer named the process's service
+	// apart (_dd.base_service): the resource is the process's, and the span keeps its own service
+	// in an attribute (peer.service or service.name).
+	ddService string
 }
 
 func (w wantAppSpan) String() string {
@@ -167,6 +172,7 @@ func nodeAppSpans(t *testing.T, reqs []ddAppRequest, service string) []wantAppSp
 				"http.response.status_code": r.Status,
 				"url.scheme":                "http",
 				"url.path":                  r.Path,
+				"url.query":                 r.URLQuery,
 				"user_agent.original":       appUserAgent,
 				"client.address":            "127.0.0.1",
 				"operation.name":            "express.request",
@@ -227,6 +233,7 @@ func goAppSpans(t *testing.T, reqs []ddAppRequest, service string) []wantAppSpan
 				"http.response.status_code": r.Status,
 				"url.scheme":                "http",
 				"url.path":                  r.Path,
+				"url.query":                 r.URLQuery,
 				"user_agent.original":       appUserAgent,
 				"client.address":            "127.0.0.1",
 				"operation.name":            "http.request",
@@ -236,7 +243,8 @@ func goAppSpans(t *testing.T, reqs []ddAppRequest, service string) []wantAppSpan
 		}
 		db := wantAppSpan{
 			role: "db", traceID: r.TraceID, spanID: r.DBSpanID, parentID: r.ServerSpanID,
-			nameCheck: dbSpanName("other_sql"), kind: "Client", service: r.DBService, scope: "database/sql",
+			// The tracer gives the span the service sqlite.db and the app's as _dd.base_service.
+			nameCheck: dbSpanName("other_sql"), kind: "Client", service: service, withVersion: true, ddService: r.DBService, scope: "database/sql",
 			attrs: map[string]any{
 				// contrib/database/sql knows no db.system for the sqlite driver: it sends
 				// db.system "other_sql" (semantic conventions' value for an unknown SQL database).
@@ -528,6 +536,9 @@ func checkAppDocs(t *testing.T, docs []appDoc, want []wantAppSpan, tr appTracer)
 			if got, ok := d.Attributes[k]; !ok || !sameValue(got, v) {
 				errorf("attributes.%s = %s, want %s", k, show(got), show(v))
 			}
+		}
+		if w.ddService != "" && !sameValue(d.Attributes["peer.service"], w.ddService) && !sameValue(d.Attributes["service.name"], w.ddService) {
+			errorf("the span's Datadog service %q is in neither attributes.peer.service nor attributes.service.name", w.ddService)
 		}
 		if p, ok := d.Attributes["sampling.priority"]; w.chunkRoot && !ok {
 			errorf("no attributes.sampling.priority on the chunk's root span")

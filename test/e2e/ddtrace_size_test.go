@@ -131,6 +131,7 @@ func sendOTLPRequestTrace(ctx context.Context, t *testing.T, g *gateway, service
 			semconv.HTTPRequestMethodKey.String("GET"),
 			semconv.HTTPRoute(dd.Route),
 			semconv.URLPath(web.Path),
+			semconv.URLQuery(web.RawQuery),
 			semconv.URLScheme("http"),
 			semconv.UserAgentOriginal(appUserAgent),
 			semconv.ClientAddress("127.0.0.1"),

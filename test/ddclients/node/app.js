@@ -178,12 +178,14 @@ async function main () {
   const base = await listen(web)
   webBase = base
 
+  // Every request has a query string, for url.query.
+  const query = 'lang=en'
   const lines = []
   const plan = []
   for (let i = 0; i < requests; i++) plan.push(`/users/${i + 1}`)
   for (let i = 0; i < failures; i++) plan.push(`/fail/${requests + i + 1}`)
   for (const path of plan) {
-    const r = await get(base + path, { 'user-agent': 'tracegate-e2e/1.0' })
+    const r = await get(base + path + '?' + query, { 'user-agent': 'tracegate-e2e/1.0' })
     const body = JSON.parse(r.body)
     if (!body.server || !body.inventory || !body.inventory.span_id || !body.inventory.parent_id) {
       throw new Error(`GET ${path}: ${r.status} ${r.body}`)
@@ -199,7 +201,8 @@ async function main () {
       route: path.startsWith('/fail/') ? '/fail/:id' : '/users/:id',
       status: r.status,
       error: body.error || '',
-      url: base + path,
+      url: base + path + '?' + query,
+      url_query: query,
       downstream_url: `${inventoryURL}/stock/${path.split('/').pop()}`,
     }))
   }

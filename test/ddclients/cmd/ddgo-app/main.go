@@ -61,6 +61,7 @@ type Request struct {
 	Status           int    `json:"status"`
 	Error            string `json:"error"` // the handled error's message, "" for none
 	URL              string `json:"url"`
+	URLQuery         string `json:"url_query"`
 	DownstreamURL    string `json:"downstream_url"`
 	User             string `json:"user"` // what the query found
 }
@@ -69,6 +70,7 @@ const (
 	driverName = "sqlite"
 	userQuery  = "SELECT name FROM users WHERE id = ?"
 	userAgent  = "tracegate-e2e/1.0"
+	urlQuery   = "lang=en" // every request has a query string, for url.query
 )
 
 func main() {
@@ -147,7 +149,7 @@ func run(agentURL, service string, requests, failures int) error {
 	}
 	var sent []Request
 	for _, path := range plan {
-		r, err := get(outside, base+path)
+		r, err := get(outside, base+path+"?"+urlQuery)
 		if err != nil {
 			return err
 		}
@@ -195,6 +197,7 @@ func get(c *http.Client, url string) (Request, error) {
 	}
 	r.Status = resp.StatusCode
 	r.URL = url
+	r.URLQuery = urlQuery
 	return r, nil
 }
 
