@@ -19,6 +19,7 @@ type spanFacts struct {
 	grpcCode                                         string
 	serverAddress, hostPort, traceState              string
 	aws                                              bool // rpcService and rpcMethod name an AWS SDK call
+	queryText, peerService                           bool // a tag gave db.query.text, peer.service
 }
 
 // Span flags of OTLP (trace.proto SpanFlags): whether the parent's is-remote is known, and its
@@ -54,8 +55,17 @@ func (tr *translation) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *
 
 	rules, written := semconvRules(s, tr.rules[:0])
 	tr.rules = rules // reused by the next span
+	// An integration that renamed its span's service (_dd.base_service) names the service it
+	// calls: the resource carries the application, the span that name as its peer service. (A
+	// span-level service.name would win over the resource's in Elasticsearch's service.name.)
 	renamedService := info.baseService != "" && info.baseService != s.Service
 	if renamedService {
+		written++
+	}
+	// Database integrations without a query tag (dd-trace-go's database/sql) send the statement
+	// as the resource only.
+	queryFromResource := s.Type == "sql" && s.Resource != "" && s.Resource != s.Name
+	if queryFromResource {
 		written++
 	}
 	if place.hasSamplingPriority {
@@ -79,9 +89,11 @@ func (tr *translation) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *
 		w.putBytes("dd.meta_struct."+kb.Key, kb.Value)
 	}
 	facts.write(&w, kind)
-	if renamedService {
-		// The resource carries the base service; keep the integration's own name on the span.
-		w.putStr("service.name", s.Service)
+	if renamedService && !facts.peerService {
+		w.putStr("peer.service", s.Service)
+	}
+	if queryFromResource && !facts.queryText {
+		w.putStr("db.query.text", s.Resource)
 	}
 	if place.hasSamplingPriority {
 		w.putInt("sampling.priority", place.samplingPriority)
@@ -171,6 +183,9 @@ func semconvMeta(w *attrWriter, s *payload.Span, f *spanFacts, rules []tagRule) 
 		}
 		switch r := rules[i]; r.action {
 		case tagKeep:
+			if kv.Key == "peer.service" {
+				f.peerService = true
+			}
 			w.putStr(kv.Key, kv.Value)
 		case tagRename:
 			f.note(r.key, kv.Value)
@@ -261,6 +276,8 @@ func (f *spanFacts) note(key, v string) {
 		f.msgDestination = v
 	case "server.address":
 		f.serverAddress = v
+	case "db.query.text":
+		f.queryText = true
 	}
 }
 

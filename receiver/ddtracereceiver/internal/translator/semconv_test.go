@@ -225,6 +225,29 @@ func TestSemconvMetricsTyped(t *testing.T) {
 	}, userAttributes(span))
 }
 
+// TestSemconvIntegrationService: an integration's own service (renamed with _dd.base_service) is
+// the span's peer.service, unless the tracer sent one; the resource is the application's.
+func TestSemconvIntegrationService(t *testing.T) {
+	renamed := semconvSpan(t, payload.Span{Service: "web-postgres", Name: "pg.query", Meta: kv("_dd.base_service", "web")})
+	assert.Equal(t, map[string]any{"peer.service": "web-postgres"}, userAttributes(renamed))
+	withPeer := semconvSpan(t, payload.Span{Service: "web-postgres", Name: "pg.query", Meta: kv("_dd.base_service", "web", "peer.service", "orders-db")})
+	assert.Equal(t, map[string]any{"peer.service": "orders-db"}, userAttributes(withPeer))
+}
+
+// TestSemconvQueryFromResource: a SQL span without a query tag (dd-trace-go's database/sql) has
+// its statement in the resource, which becomes db.query.text; a query tag wins.
+func TestSemconvQueryFromResource(t *testing.T) {
+	fromResource := semconvSpan(t, payload.Span{Service: "svc", Name: "sqlite.query", Type: "sql", Resource: "SELECT name FROM users WHERE id = ?"})
+	v, _ := fromResource.Attributes().Get("db.query.text")
+	assert.Equal(t, "SELECT name FROM users WHERE id = ?", v.Str())
+	assert.Equal(t, "SELECT", fromResource.Name())
+	tagged := semconvSpan(t, payload.Span{Service: "svc", Name: "pg.query", Type: "sql", Resource: "SELECT ?", Meta: kv("sql.query", "SELECT 1")})
+	v, _ = tagged.Attributes().Get("db.query.text")
+	assert.Equal(t, "SELECT 1", v.Str())
+	noResource := semconvSpan(t, payload.Span{Service: "svc", Name: "pg.connect", Type: "sql"})
+	assert.NotContains(t, noResource.Attributes().AsRaw(), "db.query.text")
+}
+
 // TestSemconvTraceState: the W3C tracestate a tracer propagated is the span's trace state.
 func TestSemconvTraceState(t *testing.T) {
 	span := semconvSpan(t, payload.Span{Service: "svc", Name: "op", Meta: kv("tracestate", "dd=s:2;t.dm:-3,ot=th:0")})

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -83,11 +84,14 @@ type Translator struct {
 	opts    Options
 	cache   *idCache
 	semconv bool
+	rules   sync.Pool // *[]tagRule: the semconv mapping's per-span rules, reused across requests
 }
 
 // New returns a Translator.
 func New(opts Options) *Translator {
-	return &Translator{opts: opts, cache: newIDCache(opts.TraceIDCacheSize), semconv: opts.Mapping != MappingDatadogReceiver}
+	t := &Translator{opts: opts, cache: newIDCache(opts.TraceIDCacheSize), semconv: opts.Mapping != MappingDatadogReceiver}
+	t.rules.New = func() any { rules := make([]tagRule, 0, 32); return &rules }
+	return t
 }
 
 // resourceKey groups spans into resources.
@@ -136,6 +140,11 @@ func (g *group) spansOf(name string, capacity int) ptrace.SpanSlice {
 func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 	spans := spanCount(payloads)
 	tr := translation{t: t, h: h, res: Result{Traces: ptrace.NewTraces()}, groups: resourceGroups{firstCapacity: spans}}
+	if t.semconv {
+		rules := t.rules.Get().(*[]tagRule)
+		defer func() { *rules = tr.rules[:0]; t.rules.Put(rules) }()
+		tr.rules = *rules
+	}
 	if !t.semconv {
 		tr.ids.reserve(spans)
 	}
