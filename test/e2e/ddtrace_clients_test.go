@@ -65,10 +65,10 @@ func TestDDTraceGo(t *testing.T) {
 	cmd.Env = ddClientEnv("DD_TRACE_AGENT_URL=" + rec.url)
 	sent := runDDClient(t, cmd)
 
-	want := expectedDDSpans(t, sent, service)
-	docs := waitForDDSpans(ctx, t, g, want)
+	want, failed := expectedDDSpans(t, sent, service)
+	docs := waitForDDSpans(ctx, t, g, want, failed)
 	rec.check(t, "go", "/v0.4/traces")
-	checkDDResource(t, docs, service, rec, "go", "Datadog-"+pinnedGoTracer(t))
+	checkDDResource(t, docs, service, rec, "go", pinnedGoTracer(t))
 }
 
 // TestDDTraceJS sends traces with the Node.js dd-trace through tracegate's ddtrace receiver, in
@@ -88,10 +88,10 @@ func TestDDTraceJS(t *testing.T) {
 			cmd.Env = ddClientEnv("DD_TRACE_AGENT_URL="+rec.url, "DD_TRACE_AGENT_PROTOCOL_VERSION="+version)
 			sent := runDDClient(t, cmd)
 
-			want := expectedDDSpans(t, sent, service)
-			docs := waitForDDSpans(ctx, t, g, want)
+			want, failed := expectedDDSpans(t, sent, service)
+			docs := waitForDDSpans(ctx, t, g, want, failed)
 			rec.check(t, "nodejs", "/v"+version+"/traces")
-			checkDDResource(t, docs, service, rec, "nodejs", "Datadog-"+pinnedNodeTracer(t))
+			checkDDResource(t, docs, service, rec, "nodejs", pinnedNodeTracer(t))
 		})
 	}
 }
@@ -251,16 +251,19 @@ var (
 	hex64  = regexp.MustCompile(`^[0-9a-f]{16}$`)
 )
 
-// expectedDDSpans turns what a tracer sent into the documents the ddtrace receiver must produce
-// (receiver/ddtracereceiver/testdata/golden shows the mapping): the operation name "http.request"
-// becomes "<method> <route>", span.kind gives the kind, error gives the status (Ok otherwise), the
-// resource is dd.span.Resource, the decimal ids are kept, the few renamed keys are renamed, other
-// meta stays as strings and metrics as numbers.
-func expectedDDSpans(t *testing.T, sent []ddSentSpan, service string) []tracesend.Span {
+// expectedDDSpans turns what a tracer sent into the documents the ddtrace receiver's default
+// (semconv) mapping must produce (receiver/ddtracereceiver/testdata/golden shows it): an HTTP
+// server span is named "<method> <route>", other spans by their low-cardinality resource; the
+// Datadog operation, resource and type are kept as operation.name, resource.name, span.type;
+// span.kind gives the kind and error the status (Unset otherwise); Datadog tag names become the
+// conventions' (http.method, http.status_code as an int, peer.hostname), error tags leave the
+// span (they are its status and exception event), other meta stays as strings and metrics as
+// numbers. It also returns the error message of each failed span, by span id.
+func expectedDDSpans(t *testing.T, sent []ddSentSpan, service string) (spans []tracesend.Span, failed map[string]string) {
 	t.Helper()
-	renamed := map[string]string{"http.method": "http.request.method", "http.status_code": "http.response.status_code"}
+	renamed := map[string]string{"http.method": "http.request.method", "peer.hostname": "server.address"}
 	traces := map[string]bool{}
-	var out []tracesend.Span
+	failed = map[string]string{}
 	for _, s := range sent {
 		if !hex128.MatchString(s.TraceID) || strings.HasPrefix(s.TraceID, "0000000000000000") {
 			t.Fatalf("span %s: trace id %q is not a 128-bit id in lowercase hex", s.SpanID, s.TraceID)
@@ -272,26 +275,17 @@ func expectedDDSpans(t *testing.T, sent []ddSentSpan, service string) []tracesen
 			t.Fatalf("span %s: service %q, want %q", s.SpanID, s.Service, service)
 		}
 		traces[s.TraceID] = true
-		low, err := strconv.ParseUint(s.TraceID[16:], 16, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, err := strconv.ParseUint(s.SpanID, 16, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		attrs := map[string]any{
-			"dd.span.Resource": s.Resource,
-			"datadog.trace.id": strconv.FormatUint(low, 10),
-			"datadog.span.id":  strconv.FormatUint(id, 10),
-		}
+		attrs := map[string]any{"operation.name": s.Name, "resource.name": s.Resource, "span.type": s.Type}
 		for k, v := range s.Meta {
-			if k == "http.status_code" {
+			switch k {
+			case "span.kind", "error.message":
+				continue
+			case "http.status_code":
 				n, err := strconv.Atoi(v)
 				if err != nil {
 					t.Fatalf("span %s: http.status_code %q", s.SpanID, v)
 				}
-				attrs[renamed[k]] = float64(n) // an integer attribute; JSON makes it a float64
+				attrs["http.response.status_code"] = float64(n) // an integer attribute; JSON makes it a float64
 				continue
 			}
 			if r, ok := renamed[k]; ok {
@@ -302,19 +296,17 @@ func expectedDDSpans(t *testing.T, sent []ddSentSpan, service string) []tracesen
 		for k, v := range s.Metrics {
 			attrs[k] = v
 		}
-		name := s.Name
-		if method := s.Meta["http.method"]; s.Name == "http.request" && method != "" {
+		name := s.Resource
+		if method := s.Meta["http.method"]; method != "" && s.Meta["span.kind"] == "server" {
 			name = strings.TrimSpace(method + " " + s.Meta["http.route"])
 		}
 		kind := map[string]string{"server": "Server", "client": "Client", "producer": "Producer", "consumer": "Consumer", "internal": "Internal"}[s.Meta["span.kind"]]
-		if kind == "Client" && s.Meta["peer.hostname"] != "" {
-			attrs["server.address"] = s.Meta["peer.hostname"]
-		}
-		status := "Ok"
+		status := ""
 		if s.Error {
 			status = "Error"
+			failed[s.SpanID] = s.Meta["error.message"]
 		}
-		out = append(out, tracesend.Span{
+		spans = append(spans, tracesend.Span{
 			TraceID: s.TraceID, SpanID: s.SpanID, ParentSpanID: s.ParentID,
 			Name: name, Kind: kind, StatusCode: status, Service: s.Service, Attributes: attrs,
 		})
@@ -322,21 +314,15 @@ func expectedDDSpans(t *testing.T, sent []ddSentSpan, service string) []tracesen
 	if len(traces) != ddTraces {
 		t.Fatalf("the sender printed %d distinct trace ids, want %d", len(traces), ddTraces)
 	}
-	return out
+	return spans, failed
 }
 
 // waitForDDSpans waits for the spans in the stand-in, checks that each arrived once and intact, that
-// an error span carries its error message as status message, and that each error span has one
-// exception event (the elasticsearch exporter writes span events to logs-*), and returns the
-// documents.
-func waitForDDSpans(ctx context.Context, t *testing.T, g *gateway, want []tracesend.Span) []esstandin.Document {
+// an error span carries its error message (failed, by span id) as status message, and that each
+// error span has one exception event (the elasticsearch exporter writes span events to logs-*),
+// and returns the documents.
+func waitForDDSpans(ctx context.Context, t *testing.T, g *gateway, want []tracesend.Span, failed map[string]string) []esstandin.Document {
 	t.Helper()
-	failed := map[string]string{} // span id → error message
-	for _, s := range want {
-		if s.StatusCode == "Error" {
-			failed[s.SpanID], _ = s.Attributes["error.message"].(string)
-		}
-	}
 	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := g.es.WaitForDocuments(waitCtx, len(want)+len(failed)); err != nil {
@@ -413,7 +399,7 @@ func checkDDResource(t *testing.T, docs []esstandin.Document, service string, re
 	}
 	want := map[string]string{
 		"service.name":            service,
-		"telemetry.sdk.name":      "Datadog",
+		"telemetry.sdk.name":      "datadog",
 		"telemetry.sdk.language":  lang,
 		"telemetry.sdk.version":   sdkVersion,
 		"process.runtime.version": langVersion,
@@ -441,8 +427,8 @@ func checkDDResource(t *testing.T, docs []esstandin.Document, service string, re
 				t.Errorf("document %s: resource.attributes.%s = %q, want %q", d.ID, k, got, v)
 			}
 		}
-		if doc.Scope.Name != "Datadog" || "Datadog-"+doc.Scope.Version != sdkVersion {
-			t.Errorf("document %s: scope %q %q, want Datadog %s", d.ID, doc.Scope.Name, doc.Scope.Version, strings.TrimPrefix(sdkVersion, "Datadog-"))
+		if doc.Scope.Name != "datadog" || doc.Scope.Version != sdkVersion {
+			t.Errorf("document %s: scope %q %q, want datadog %s (spans without a component tag)", d.ID, doc.Scope.Name, doc.Scope.Version, sdkVersion)
 		}
 		if n == 1 {
 			t.Logf("resource attributes: %v", doc.Resource.Attributes)

@@ -28,7 +28,8 @@ type ddSpan struct {
 }
 
 // ddPlan turns the plan into Datadog spans, one chunk per trace, with 128-bit trace ids (the high
-// half in _dd.p.tid on each chunk's first span, as tracers do) and what the otel mapping must show.
+// half in _dd.p.tid on each chunk's first span, as tracers do) and what the receiver's default
+// (semconv) mapping must show.
 func ddPlan(service string, n int) ([][]ddSpan, []Span, error) {
 	var chunks [][]ddSpan
 	var sent []Span
@@ -57,7 +58,16 @@ func ddPlan(service string, n int) ([][]ddSpan, []Span, error) {
 			s.meta["error.message"] = "connection refused"
 		}
 		attrs := map[string]any{}
+		if system, ok := ps.attrs["db.system"].(string); ok {
+			// A database span as tracers tag it: the receiver names it "{operation} {table}".
+			op, table, _ := strings.Cut(ps.name, " ")
+			s.meta["db.system"], s.meta["db.operation"], s.meta["db.sql.table"] = system, op, table
+			attrs["db.system.name"], attrs["db.operation.name"], attrs["db.collection.name"] = system, op, table
+		}
 		for k, v := range ps.attrs {
+			if k == "db.system" {
+				continue
+			}
 			switch t := v.(type) {
 			case string:
 				s.meta[k] = t
@@ -78,7 +88,7 @@ func ddPlan(service string, n int) ([][]ddSpan, []Span, error) {
 		if s.parentID != 0 {
 			parentHex = fmt.Sprintf("%016x", s.parentID)
 		}
-		status := "Ok" // the receiver's default status for spans without an error, as contrib's
+		status := "" // Unset: the semconv mapping's status for spans without an error
 		if ps.failed {
 			status = "Error"
 		}
