@@ -209,8 +209,12 @@ func TestSemconvDropsBookkeeping(t *testing.T) {
 // attributes (a partition id) strings, and a gRPC status number its name.
 func TestSemconvMetricsTyped(t *testing.T) {
 	span := semconvSpan(t, payload.Span{Service: "svc", Name: "op", Type: "queue", Metrics: []payload.KF{
-		{Key: "http.status_code", Value: 503}, {Key: "kafka.partition", Value: 3}, {Key: "offset", Value: 7},
-		{Key: "grpc.status.code", Value: 14}, {Key: "cart.total", Value: 12.5}, {Key: "kafka.tombstone", Value: 1},
+		{Key: "http.status_code", Value: 503},
+		{Key: "kafka.partition", Value: 3},
+		{Key: "offset", Value: 7},
+		{Key: "grpc.status.code", Value: 14},
+		{Key: "cart.total", Value: 12.5},
+		{Key: "kafka.tombstone", Value: 1},
 		{Key: "http.url", Value: 7}, // nonsense, but a tracer may send it
 	}})
 	assert.Equal(t, map[string]any{

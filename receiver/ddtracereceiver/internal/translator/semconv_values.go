@@ -91,7 +91,7 @@ func grpcStatusCode(v string) string {
 		c := v[i]
 		if 'a' <= c && c <= 'z' {
 			c -= 'a' - 'A'
-		} else if 'A' <= c && c <= 'Z' && i > 0 && v[i-1] != '_' && !('A' <= v[i-1] && v[i-1] <= 'Z') {
+		} else if isUpper(c) && i > 0 && v[i-1] != '_' && !isUpper(v[i-1]) {
 			b.WriteByte('_')
 		}
 		b.WriteByte(c)
@@ -126,7 +126,7 @@ func firstWord(s string) string {
 	end := 0
 	for end < len(s) && end <= 20 {
 		c := s[end]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+		if !isLetter(c) {
 			break
 		}
 		end++
@@ -190,3 +190,7 @@ func splitHostPort(hostPort string) (host string, port int64) {
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), port
 }
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || isUpper(c) }
