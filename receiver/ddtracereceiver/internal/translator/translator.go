@@ -443,17 +443,23 @@ func processOf(p *payload.Payload, c *payload.Chunk) process {
 				}
 			}
 			for _, kv := range s.Meta {
-				switch {
-				case kv.Key == "_dd.hostname" && proc.host == "":
-					proc.host = kv.Value
-				case kv.Key == "runtime-id" && proc.runtimeID == "":
-					proc.runtimeID = kv.Value
-				case kv.Key == "language" && proc.lang == "":
-					proc.lang = kv.Value
-				case kv.Key == "env" && proc.env == "":
-					proc.env = kv.Value
-				case kv.Key == "version" && proc.version == "":
-					proc.version = kv.Value
+				var fact *string
+				switch kv.Key { // a switch: one comparison chain by length, not five
+				case "_dd.hostname":
+					fact = &proc.host
+				case "runtime-id":
+					fact = &proc.runtimeID
+				case "language":
+					fact = &proc.lang
+				case "env":
+					fact = &proc.env
+				case "version":
+					fact = &proc.version
+				default:
+					continue
+				}
+				if *fact == "" {
+					*fact = kv.Value
 				}
 			}
 			if proc.complete() {
