@@ -442,7 +442,7 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 	}
 	src := make([]byte, len(it.source))
 	copy(src, it.source)
-	doc := Document{Index: name, ID: id, Source: src, SpanID: spanIDOf(fields), service: serviceOf(fields), version: version}
+	doc := Document{Index: name, ID: id, Source: src, SpanID: spanIDOf(fields), service: serviceOf(fields), version: version, sourceBytes: len(src)}
 	if doc.SpanID != "" {
 		// Span events (otel mode: one log document per event) share their span's id, so the event
 		// name and timestamp are part of what makes a document a duplicate.
@@ -457,7 +457,7 @@ func (s *Server) countOnlyItem(it bulkItem, name string, tgt target) (Document, 
 	if ierr != nil {
 		return Document{}, tgt.backingIndex, ierr
 	}
-	return Document{Index: name, ID: id, service: scanService(it.source), version: version}, tgt.backingIndex, nil
+	return Document{Index: name, ID: id, service: scanService(it.source), version: version, sourceBytes: len(it.source)}, tgt.backingIndex, nil
 }
 
 // documentID applies the data stream's @timestamp rule and returns the document's id and

@@ -603,6 +603,51 @@ func TestCountOnly(t *testing.T) {
 	}
 }
 
+// TestSourceBytes: the stand-in sums the source lines' bytes after decompression, per index and
+// over the span documents, with and without parsing, for documents with and without an _id.
+// SpanSourceBytes leaves out a span event's document in logs-*; neither counts the action lines or
+// a refused resent copy.
+func TestSourceBytes(t *testing.T) {
+	const (
+		traces = "traces-generic.otel-default"
+		logs   = "logs-generic.otel-default"
+		span   = `{"@timestamp":"1.0","span_id":"aa","resource":{"attributes":{"service.name":"cart"}}}` // 85 bytes
+		spanID = `{"@timestamp":"2.0","span_id":"bb","name":"GET /"}`                                    // 50 bytes, written with an _id
+		event  = `{"@timestamp":"1.0","span_id":"aa","event_name":"exception"}`                          // 60 bytes
+	)
+	// The body is sent twice: the second copy of the document with an _id is refused (409).
+	const wantSpans, wantLogs = 2*85 + 50, 2 * 60
+	body := `{"create":{"_index":"` + traces + `"}}` + "\n" + span + "\n" +
+		`{"create":{"_id":"0001","_index":"` + traces + `"}}` + "\n" + spanID + "\n" +
+		`{"create":{"_index":"` + logs + `"}}` + "\n" + event + "\n"
+	for _, countOnly := range []bool{false, true} {
+		s, err := New(Options{CountOnly: countOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(s.Handler())
+		for range 2 {
+			resp, b := post(t, hs.URL+"/_bulk?filter_path="+exporterFilter, "application/json", gzipped(t, body), map[string]string{"Content-Encoding": "gzip"})
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("CountOnly %v: status %d: %s", countOnly, resp.StatusCode, b)
+			}
+		}
+		hs.Close()
+		st := s.Stats()
+		if st.RejectedReasons["version_conflict_engine_exception"] != 1 || st.ByIndex[traces] != 3 {
+			t.Fatalf("CountOnly %v: stats %+v, want 3 spans and the resent id refused", countOnly, st)
+		}
+		want := map[string]int64{traces: wantSpans, logs: wantLogs}
+		if st.SpanSourceBytes != wantSpans || !maps.Equal(st.SourceBytesByIndex, want) {
+			t.Errorf("CountOnly %v: span source bytes %d, by index %v; want %d, %v", countOnly, st.SpanSourceBytes, st.SourceBytesByIndex, int64(wantSpans), want)
+		}
+		s.Reset()
+		if st := s.Stats(); st.SpanSourceBytes != 0 || len(st.SourceBytesByIndex) != 0 {
+			t.Errorf("CountOnly %v: after reset: %+v", countOnly, st)
+		}
+	}
+}
+
 // TestDeflateBodies: Content-Encoding deflate is zlib-wrapped in HTTP, and raw DEFLATE is
 // accepted too, as Elasticsearch accepts both.
 func TestDeflateBodies(t *testing.T) {

@@ -22,9 +22,10 @@ type Document struct {
 	// empty when there is none. It is what duplicates are counted by.
 	SpanID string `json:"span_id,omitempty"`
 
-	dedupKey string // what two copies of one document share; empty when unknown
-	service  string
-	version  int64 // > 1: an index action overwrote the document of this index and id
+	dedupKey    string // what two copies of one document share; empty when unknown
+	service     string
+	version     int64 // > 1: an index action overwrote the document of this index and id
+	sourceBytes int   // the source line's length, which CountOnly keeps without the source
 }
 
 // Stats are the stand-in's counters since start or the last Reset.
@@ -36,6 +37,13 @@ type Stats struct {
 	// service name they carry (resource.attributes.service.name in otel mode, service.name in ECS
 	// mode; "" when a document has none). Span events and logs are not spans.
 	SpansByService map[string]int `json:"spans_by_service"`
+	// SourceBytesByIndex sums, per index as in ByIndex, the lengths of the counted documents' source
+	// lines in the decompressed bulk bodies (action lines and newlines excluded): divided by
+	// ByIndex, the mean size of a document as Elasticsearch receives it. SpanSourceBytes is its sum
+	// over the span documents of SpansByService. A refused item (a resent copy's 409) counts in
+	// neither, so the mean is over stored documents.
+	SourceBytesByIndex map[string]int64 `json:"source_bytes_by_index"`
+	SpanSourceBytes    int64            `json:"span_source_bytes"`
 	// DuplicateSpans counts documents seen before (same index, span id, event and timestamp);
 	// only counted with Options.KeepDocuments.
 	DuplicateSpans  int            `json:"duplicate_spans"`
@@ -90,7 +98,7 @@ func newStore(keepDocs bool, recordPath string) (*store, error) {
 func (s *store) resetLocked() {
 	s.docs = nil
 	s.spans = map[string]int{}
-	s.stats = Stats{ByIndex: map[string]int{}, SpansByService: map[string]int{}, RejectedReasons: map[string]int{}}
+	s.stats = Stats{ByIndex: map[string]int{}, SpansByService: map[string]int{}, SourceBytesByIndex: map[string]int64{}, RejectedReasons: map[string]int{}}
 }
 
 func (s *store) add(docs []Document) error {
@@ -128,8 +136,10 @@ func (s *store) add(docs []Document) error {
 func (s *store) countLocked(d Document) {
 	s.stats.Documents++
 	s.stats.ByIndex[d.Index]++
+	s.stats.SourceBytesByIndex[d.Index] += int64(d.sourceBytes)
 	if isSpanIndex(d.Index) {
 		s.stats.SpansByService[d.service]++
+		s.stats.SpanSourceBytes += int64(d.sourceBytes)
 	}
 	// Duplicates are tracked only with keepDocs: the key set grows with every span, and long
 	// benchmark runs must stay in bounded memory.
@@ -183,6 +193,8 @@ func (s *store) snapshot() Stats {
 	maps.Copy(st.ByIndex, s.stats.ByIndex)
 	st.SpansByService = make(map[string]int, len(s.stats.SpansByService))
 	maps.Copy(st.SpansByService, s.stats.SpansByService)
+	st.SourceBytesByIndex = make(map[string]int64, len(s.stats.SourceBytesByIndex))
+	maps.Copy(st.SourceBytesByIndex, s.stats.SourceBytesByIndex)
 	st.RejectedReasons = make(map[string]int, len(s.stats.RejectedReasons))
 	maps.Copy(st.RejectedReasons, s.stats.RejectedReasons)
 	return st
