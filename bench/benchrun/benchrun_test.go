@@ -242,7 +242,7 @@ func TestFloorInReport(t *testing.T) {
 	md := r.markdown()
 	for _, want := range []string{
 		"| otlp-grpc | none | floor |",
-		"not delivered | – | – | – |",
+		"not delivered | – | – | – | – |",
 		"| otlp-grpc | memory | tracegate | 1.00 | 3.00 | 9.00 | +0.50 | +6.00 |",
 		"| otlp-grpc | memory | stock | 1.00 | 3.00 | 12.50 | +1.00 | +9.50 |",
 	} {
@@ -340,5 +340,34 @@ func TestClientBoundRunsAreMarked(t *testing.T) {
 	}
 	if line := r.Runs[1].oneLine(); strings.Contains(line, "CLIENT-BOUND") {
 		t.Errorf("one-line summary of a collector-bound run: %s", line)
+	}
+}
+
+// TestSpanDocBytesInReport: the mean span document size has its column in the runs table ("–"
+// where no span arrived) and its ratio beside the others, every row as wide as its header.
+func TestSpanDocBytesInReport(t *testing.T) {
+	r := &report{Section: "## x", Runs: []run{
+		{Collector: "tracegate", Mode: "memory", Protocol: "otlp-grpc", LastSpanSeconds: 12.5, SpanDocBytes: 1100.4},
+		{Collector: "stock", Mode: "memory", Protocol: "otlp-grpc", LastSpanSeconds: 13, SpanDocBytes: 1000},
+		{Collector: "tracegate", Mode: "memory", Protocol: "otlp-http", LastSpanSeconds: 2, Error: "no span arrived"},
+		{Collector: "stock", Mode: "memory", Protocol: "otlp-http", LastSpanSeconds: 3, SpanDocBytes: 1000},
+	}}
+	md := r.markdown()
+	for _, want := range []string{"| 12.5 | 1100 |", "| 13.0 | 1000 |", "| 2.0 | – |", "| 1.10 |\n", "| – |\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	for _, header := range []string{runsHeader, ratiosHeader} {
+		cells := strings.Count(header, "|")
+		_, table, _ := strings.Cut(md, header)
+		for row := range strings.SplitSeq(table, "\n") {
+			if !strings.HasPrefix(row, "|") {
+				break
+			}
+			if n := strings.Count(row, "|"); n != cells {
+				t.Errorf("row has %d bars, header %d: %s", n, cells, row)
+			}
+		}
 	}
 }

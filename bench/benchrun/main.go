@@ -335,6 +335,10 @@ type run struct {
 	SpansInES            int     `json:"spans_in_elasticsearch"`
 	DuplicateSpans       int     `json:"duplicate_spans"`
 	BulkRequests         int     `json:"bulk_requests"`
+	// SpanDocBytes is the mean size of a span document as Elasticsearch received it: the bytes of
+	// the source lines of the documents SpansInES counts (traces-*, not the span events in
+	// logs-*), decompressed, over SpansInES; 0 when none arrived.
+	SpanDocBytes float64 `json:"span_doc_bytes"`
 	// LastSpanSeconds is the time from the first request until the last span arrived.
 	LastSpanSeconds float64 `json:"last_span_s"`
 	E2ESpansPerSec  float64 `json:"e2e_spans_per_s"`
@@ -365,8 +369,8 @@ func (r *run) oneLine() string {
 	if r.clientBound() {
 		bound = fmt.Sprintf("; CLIENT-BOUND (client CPU %.0f%% over the load): this run measured the client side, not the collector", r.ClientLoadCPUPercent)
 	}
-	return fmt.Sprintf("%d/%d spans in ES, %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms (2xx %.2f ms), 2xx %d 429 %d 5xx %d other %d transport %d missed %d, last span %.1fs; load %.1fs: %.0f spans/s accepted, CPU %.0f%%; drain %.1fs",
-		r.SpansInES, r.Gen.SpansSent, r.E2ESpansPerSec, r.CPUPercent, r.PeakRSSMB, r.Gen.Latency.P50, r.Gen.Latency.P99, r.Gen.LatencyOK.P99,
+	return fmt.Sprintf("%d/%d spans in ES (%.0f bytes per span document), %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms (2xx %.2f ms), 2xx %d 429 %d 5xx %d other %d transport %d missed %d, last span %.1fs; load %.1fs: %.0f spans/s accepted, CPU %.0f%%; drain %.1fs",
+		r.SpansInES, r.Gen.SpansSent, r.SpanDocBytes, r.E2ESpansPerSec, r.CPUPercent, r.PeakRSSMB, r.Gen.Latency.P50, r.Gen.Latency.P99, r.Gen.LatencyOK.P99,
 		r.Gen.Status.OK, r.Gen.Status.TooMany, r.Gen.Status.Server, r.Gen.Status.Other, r.Gen.Status.Transport, r.Gen.Status.Missed, r.LastSpanSeconds,
 		r.LoadSeconds, r.AcceptedSpansPerSec, r.LoadCPUPercent, r.DrainSeconds) + bound
 }
@@ -569,6 +573,9 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	self1, _ := cpuTicks(os.Getpid())
 	st := es.Stats()
 	r.SpansInES = spansIn(st)
+	if r.SpansInES > 0 {
+		r.SpanDocBytes = float64(st.SpanSourceBytes) / float64(r.SpansInES)
+	}
 	r.DuplicateSpans = st.DuplicateSpans
 	r.BulkRequests = st.BulkRequests
 	wall := end.Sub(start).Seconds()

@@ -140,6 +140,7 @@ func (r *report) markdown() string {
 	fmt.Fprintf(&b, "- Setup: each collector alone on CPU 0 (`taskset -c 0`, %s); tracegen and the in-process stand-in on CPU 1. "+
 		"CPU %% = the collector's utime+stime from the first request until the last span reached the stand-in, over that time. "+
 		"e2e spans/s = spans in the stand-in over the same time; per core = e2e / (CPU %%/100). "+
+		"bytes/span doc = the mean size of a span document's source as the stand-in received it (traces-*, decompressed; no action lines, no span events). "+
 		"load s = the load alone; accepted spans/s = acknowledged spans over it; load CPU %% = the collector's CPU over it; drain s = from the load's end to the last span "+
 		"(stock's exporter holds a partial batch up to its 10 s flush interval, which lowers its e2e spans/s and CPU %%, not its speed). Latency is per request, as the client saw it; "+
 		"in fixed-rate runs with a duration, requests that fell due while every client was blocked are counted as missed and enter the latency from their due time (a lower bound). "+
@@ -161,9 +162,13 @@ func (r *report) markdown() string {
 		if x.Rate > 0 {
 			offered = fmt.Sprintf("%.0f", x.Rate)
 		}
-		delivered := fmt.Sprintf("%d / %d%s | %.0f | %.0f | %.1f", x.SpansInES, g.SpansSent, flag, x.E2ESpansPerSec, x.SpansPerCoreSec, x.LastSpanSeconds)
+		docBytes := "–"
+		if x.SpanDocBytes > 0 {
+			docBytes = fmt.Sprintf("%.0f", x.SpanDocBytes)
+		}
+		delivered := fmt.Sprintf("%d / %d%s | %.0f | %.0f | %.1f | %s", x.SpansInES, g.SpansSent, flag, x.E2ESpansPerSec, x.SpansPerCoreSec, x.LastSpanSeconds, docBytes)
 		if x.Collector == floorCollector {
-			delivered = fmt.Sprintf("not delivered%s | – | – | –", flag)
+			delivered = fmt.Sprintf("not delivered%s | – | – | – | –", flag)
 		}
 		other := strconv.Itoa(g.Status.Other)
 		if g.Status.Missed > 0 {
@@ -198,12 +203,17 @@ func (r *report) markdown() string {
 		if x.clientBound() || s.clientBound() {
 			protocol += " (client-bound)"
 		}
-		ratios = append(ratios, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", protocol, x.Mode,
+		docBytes := "–" // 0 is no measurement (no span arrived), not a ratio of 0
+		if x.SpanDocBytes > 0 {
+			docBytes = ratio(x.SpanDocBytes, s.SpanDocBytes)
+		}
+		ratios = append(ratios, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", protocol, x.Mode,
 			ratio(x.E2ESpansPerSec, s.E2ESpansPerSec), ratio(x.AcceptedSpansPerSec, s.AcceptedSpansPerSec), ratio(x.SpansPerCoreSec, s.SpansPerCoreSec),
-			ratio(x.Gen.Latency.P99, s.Gen.Latency.P99), ratio(x.Gen.LatencyOK.P99, s.Gen.LatencyOK.P99), ratio(x.PeakRSSMB, s.PeakRSSMB), ratio(x.CPUPercent, s.CPUPercent)))
+			ratio(x.Gen.Latency.P99, s.Gen.Latency.P99), ratio(x.Gen.LatencyOK.P99, s.Gen.LatencyOK.P99), ratio(x.PeakRSSMB, s.PeakRSSMB), ratio(x.CPUPercent, s.CPUPercent),
+			docBytes))
 	}
 	if len(ratios) > 0 {
-		fmt.Fprintf(&b, "\ntracegate / stock, same mode and protocol, same run (throughput: higher is better; p99, RSS, CPU: lower is better):\n\n")
+		fmt.Fprintf(&b, "\ntracegate / stock, same mode and protocol, same run (throughput: higher is better; p99, RSS, CPU: lower is better; bytes/span doc: 1.00 when both write the same documents):\n\n")
 		b.WriteString(ratiosHeader + separator(ratiosHeader, 2))
 		b.WriteString(strings.Join(ratios, "\n") + "\n")
 	}
@@ -291,8 +301,8 @@ func (r *report) floorTable() string {
 // The tables' header rows; separator derives their alignment rows, so a column added to one
 // cannot leave the other a column short.
 const (
-	runsHeader   = "| protocol | mode | collector | offered req/s | CPU % | peak RSS MB | requests (k) | MB sent | KB/request | mean ms | p50 ms | p99 ms | p99 2xx ms | max ms | 2xx | 429 | 5xx | other | transport | spans in ES / sent | e2e spans/s | spans/s per core | last span s | client load CPU % | load s | accepted spans/s | load CPU % | drain s |\n"
-	ratiosHeader = "| protocol | mode | e2e spans/s | accepted spans/s (load) | spans/s per core | p99 latency | p99 latency 2xx | peak RSS | CPU % |\n"
+	runsHeader   = "| protocol | mode | collector | offered req/s | CPU % | peak RSS MB | requests (k) | MB sent | KB/request | mean ms | p50 ms | p99 ms | p99 2xx ms | max ms | 2xx | 429 | 5xx | other | transport | spans in ES / sent | e2e spans/s | spans/s per core | last span s | bytes/span doc | client load CPU % | load s | accepted spans/s | load CPU % | drain s |\n"
+	ratiosHeader = "| protocol | mode | e2e spans/s | accepted spans/s (load) | spans/s per core | p99 latency | p99 latency 2xx | peak RSS | CPU % | bytes/span doc |\n"
 )
 
 // separator is the Markdown alignment row of header: its first left columns left-aligned, the
