@@ -251,7 +251,11 @@ func (tr *translation) build() {
 		rs.ScopeSpans().EnsureCapacity(len(g.scopes))
 		for _, sg := range g.scopes {
 			ss := rs.ScopeSpans().AppendEmpty()
-			ss.SetSchemaUrl(SchemaURL)
+			if !tr.t.semconv {
+				// The resource's schema URL covers the scope's too; contrib repeats it, and the
+				// exporter writes it into every document (52 bytes).
+				ss.SetSchemaUrl(SchemaURL)
+			}
 			ss.Scope().SetName(sg.name)
 			ss.Scope().SetVersion(g.key.tracerVersion)
 			sg.spans.MoveAndAppendTo(ss.Spans())
