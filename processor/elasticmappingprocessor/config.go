@@ -31,6 +31,12 @@ type Config struct {
 	// traces_dynamic_id and logs_dynamic_id a resent copy is refused (409) instead of stored twice.
 	// Default false.
 	DocumentIDs bool `mapstructure:"document_ids"`
+	// APMInputs gives spans the attributes Elastic's APM enrichment (the elasticapm processor)
+	// reads where a receiver delivers them under other names: OpenTracing's db.type, db.instance,
+	// message_bus.destination and peer.* tags (Jaeger), Zipkin's IP-only remote endpoint, the
+	// service of a fully qualified rpc.method. Existing attributes win. Default false; the Kibana
+	// APM overlay turns it on.
+	APMInputs bool `mapstructure:"apm_inputs"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -25,6 +25,7 @@ func TestLoadConfig(t *testing.T) {
 		{"ecs", &Config{Mode: "ecs", ECSDuration: true, ECSErrors: true}, ""},
 		{"ecs_bare", &Config{Mode: "ecs"}, ""},
 		{"document_ids", &Config{Mode: "otel", ECSDuration: true, ECSErrors: true, DocumentIDs: true}, ""},
+		{"apm_inputs", &Config{Mode: "otel", ECSDuration: true, ECSErrors: true, APMInputs: true}, ""},
 		{"bad", nil, `mode must be one of otel, ecs, none, raw, got "bodymap"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -65,7 +65,7 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 		}
 		for _, ss := range rs.ScopeSpans().All() {
 			ss.Scope().Attributes().PutStr(MappingModeAttribute, p.cfg.Mode)
-			if !ecs && !p.cfg.DocumentIDs {
+			if !ecs && !p.cfg.DocumentIDs && !p.cfg.APMInputs {
 				continue
 			}
 			for _, span := range ss.Spans().All() {
@@ -85,6 +85,9 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 // mapSpan sets span's document ids and fills the ECS gaps; it reports whether an exception event
 // was copied into the ECS error fields.
 func (p *mappingProcessor) mapSpan(span ptrace.Span) bool {
+	if p.cfg.APMInputs {
+		fillAPMInputs(span)
+	}
 	if p.cfg.DocumentIDs {
 		setSpanDocumentIDs(span, p.cfg.Mode == ModeOTel)
 	}
