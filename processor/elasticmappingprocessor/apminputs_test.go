@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -35,7 +36,7 @@ func TestFillAPMInputs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			span := ptrace.NewSpan()
 			span.SetKind(tt.kind)
-			assert.NoError(t, span.Attributes().FromRaw(tt.attrs))
+			require.NoError(t, span.Attributes().FromRaw(tt.attrs))
 			added := fillAPMInputs(span)
 			got := span.Attributes().AsRaw()
 			for k, v := range tt.attrs {
