@@ -272,13 +272,7 @@ func pdataFloorSemconv() ptrace.Traces {
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	spans.EnsureCapacity(benchSpans)
 	for i := range benchSpans {
-		s := spans.AppendEmpty()
-		s.SetTraceID(pcommon.TraceID{1})
-		s.SetSpanID(pcommon.SpanID{byte(i + 1)})
-		s.SetName("GET /api/cart/:id")
-		s.SetKind(ptrace.SpanKindServer)
-		s.SetStartTimestamp(1)
-		s.SetEndTimestamp(2)
+		s := floorSpan(spans, i)
 		attrs := s.Attributes()
 		attrs.EnsureCapacity(9)
 		attrs.PutStr("operation.name", "http.request")
@@ -292,6 +286,18 @@ func pdataFloorSemconv() ptrace.Traces {
 	}
 	spans.At(0).Attributes().PutInt("sampling.priority", 1)
 	return td
+}
+
+// floorSpan appends the floors' span i, without attributes.
+func floorSpan(spans ptrace.SpanSlice, i int) ptrace.Span {
+	s := spans.AppendEmpty()
+	s.SetTraceID(pcommon.TraceID{1})
+	s.SetSpanID(pcommon.SpanID{byte(i + 1)})
+	s.SetName("GET /api/cart/:id")
+	s.SetKind(ptrace.SpanKindServer)
+	s.SetStartTimestamp(1)
+	s.SetEndTimestamp(2)
+	return s
 }
 
 // TestPdataFloorSemconvIsTheOutput holds the semconv floor to what the receiver makes of the
@@ -317,13 +323,7 @@ func pdataFloor(meta [][2]string) ptrace.Traces {
 	spans := rs.ScopeSpans().AppendEmpty().Spans()
 	spans.EnsureCapacity(benchSpans)
 	for i := range benchSpans {
-		s := spans.AppendEmpty()
-		s.SetTraceID(pcommon.TraceID{1})
-		s.SetSpanID(pcommon.SpanID{byte(i + 1)})
-		s.SetName("GET /api/cart/:id")
-		s.SetKind(ptrace.SpanKindServer)
-		s.SetStartTimestamp(1)
-		s.SetEndTimestamp(2)
+		s := floorSpan(spans, i)
 		attrs := s.Attributes()
 		attrs.EnsureCapacity(18)
 		attrs.PutStr("dd.span.Resource", "GET /api/cart/:id")

@@ -21,15 +21,7 @@ func fillResourceSemconv(attrs pcommon.Map, g *group) {
 		}
 	}
 	w.finish()
-	attrs.PutStr("service.name", g.key.service)
-	putIfSet(attrs, "deployment.environment.name", g.key.env)
-	putIfSet(attrs, "service.version", g.key.version)
-	putIfSet(attrs, "host.name", g.key.host)
-	putIfSet(attrs, "container.id", g.key.container)
-	if g.key.pid != 0 {
-		attrs.PutInt("process.pid", g.key.pid)
-	}
-	putIfSet(attrs, "service.instance.id", g.key.runtimeID)
+	putProcessFacts(attrs, &g.key)
 	attrs.PutStr("telemetry.sdk.name", semconvSDKName)
 	putIfSet(attrs, "telemetry.sdk.language", sdkLanguage(g.key.lang))
 	putIfSet(attrs, "telemetry.sdk.version", g.key.tracerVersion)

@@ -105,16 +105,7 @@ func (tr *translation) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *
 		span.TraceState().FromRaw(facts.traceState)
 	}
 	tr.t.setStatus(span, s)
-	attrs := span.Attributes()
-	// Meta JSON that cannot be read (or would decode beyond the bound) stays as the attribute it came as.
-	if !fillLinks(span.Links(), s, linksJSON) {
-		attrs.PutStr("_dd.span_links", linksJSON)
-	}
-	droppedEventAttributes, ok := fillEvents(span.Events(), s, eventsJSON)
-	if !ok {
-		attrs.PutStr("events", eventsJSON)
-	}
-	return droppedEventAttributes
+	return fillLinksAndEvents(span, s, linksJSON, eventsJSON)
 }
 
 // semconvRules appends the rules of the span's meta keys, then of its metric keys, to rules, and

@@ -500,15 +500,7 @@ func fillResource(attrs pcommon.Map, g *group) {
 		}
 	}
 	w.finish()
-	attrs.PutStr("service.name", g.key.service)
-	putIfSet(attrs, "deployment.environment.name", g.key.env)
-	putIfSet(attrs, "service.version", g.key.version)
-	putIfSet(attrs, "host.name", g.key.host)
-	putIfSet(attrs, "container.id", g.key.container)
-	if g.key.pid != 0 {
-		attrs.PutInt("process.pid", g.key.pid)
-	}
-	putIfSet(attrs, "service.instance.id", g.key.runtimeID)
+	putProcessFacts(attrs, &g.key)
 	attrs.PutStr("telemetry.sdk.name", "Datadog")
 	lang := g.key.lang
 	if lang == ".NET" {
@@ -519,6 +511,19 @@ func fillResource(attrs pcommon.Map, g *group) {
 		attrs.PutStr("telemetry.sdk.version", "Datadog-"+g.key.tracerVersion)
 	}
 	putIfSet(attrs, "process.runtime.version", g.key.langVersion)
+}
+
+// putProcessFacts writes what identifies the resource: both mappings put it the same way.
+func putProcessFacts(attrs pcommon.Map, key *resourceKey) {
+	attrs.PutStr("service.name", key.service)
+	putIfSet(attrs, "deployment.environment.name", key.env)
+	putIfSet(attrs, "service.version", key.version)
+	putIfSet(attrs, "host.name", key.host)
+	putIfSet(attrs, "container.id", key.container)
+	if key.pid != 0 {
+		attrs.PutInt("process.pid", key.pid)
+	}
+	putIfSet(attrs, "service.instance.id", key.runtimeID)
 }
 
 func putIfSet(m pcommon.Map, k, v string) {
@@ -674,13 +679,19 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo,
 	}
 	span.SetName(spanName(s, span, attrs))
 	t.setStatus(span, s)
-	// Meta JSON that cannot be read (or would decode beyond the bound) stays as the attribute it came as.
+	return fillLinksAndEvents(span, s, linksJSON, eventsJSON)
+}
+
+// fillLinksAndEvents writes the span's links and events, native or from their meta JSON; meta
+// JSON that cannot be read (or would decode beyond the bound) stays as the attribute it came as.
+// It returns the event attributes dropped past MaxEventAttributes.
+func fillLinksAndEvents(span ptrace.Span, s *payload.Span, linksJSON, eventsJSON string) int {
 	if !fillLinks(span.Links(), s, linksJSON) {
-		attrs.PutStr("_dd.span_links", linksJSON)
+		span.Attributes().PutStr("_dd.span_links", linksJSON)
 	}
 	droppedEventAttributes, ok := fillEvents(span.Events(), s, eventsJSON)
 	if !ok {
-		attrs.PutStr("events", eventsJSON)
+		span.Attributes().PutStr("events", eventsJSON)
 	}
 	return droppedEventAttributes
 }
