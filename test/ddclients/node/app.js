@@ -40,43 +40,7 @@ if (!(requests >= 1) || !(failures >= 0)) {
   process.exit(2)
 }
 
-// Everything but traces off, unless the environment already says otherwise.
-const quietDefaults = {
-  DD_TRACE_STARTUP_LOGS: 'false',
-  DD_RUNTIME_METRICS_ENABLED: 'false',
-  DD_INSTRUMENTATION_TELEMETRY_ENABLED: 'false',
-  DD_TRACE_STATS_COMPUTATION_ENABLED: 'false',
-  DD_REMOTE_CONFIGURATION_ENABLED: 'false',
-  DD_DATA_STREAMS_ENABLED: 'false',
-  DD_TRACE_SAMPLE_RATE: '1',
-}
-for (const [k, v] of Object.entries(quietDefaults)) {
-  if (process.env[k] === undefined) process.env[k] = v
-}
-// As in send.js: the tracer logs only in debug mode, and the program sees its errors and the
-// intake's answers only through its log.
-process.env.DD_TRACE_DEBUG = 'true'
-process.env.DD_TRACE_LOG_LEVEL = 'debug'
-
-const errors = []
-let responses = 0
-const debug = process.env.DDJS_SEND_DEBUG === '1'
-const text = (m) => (m instanceof Error ? (m.stack || m.message) : String(m))
-const logger = {
-  debug: (m) => {
-    if (text(m).startsWith('Response from the agent')) responses++
-    if (debug) console.error('dd-trace DEBUG:', text(m))
-  },
-  info: (m) => {
-    if (debug) console.error('dd-trace INFO:', text(m))
-  },
-  warn: (m) => console.error('dd-trace WARN:', text(m)),
-  error: (m) => {
-    const msg = text(m)
-    errors.push(msg)
-    console.error('dd-trace ERROR:', msg)
-  },
-}
+const logger = require('./quiet').quietTracerLogger('app.js')
 
 // The tracer first, so that its integrations hook http and express when they load.
 const tracer = require('dd-trace').init({
@@ -102,16 +66,6 @@ tracer.use('net', false)
 const http = require('node:http')
 const express = require('express')
 
-process.on('exit', (code) => {
-  if (code !== 0) return
-  if (errors.length > 0) {
-    console.error(`app.js: the tracer logged ${errors.length} error(s), first: ${errors[0]}`)
-    process.exitCode = 1
-  } else if (responses === 0) {
-    console.error('app.js: the intake answered no trace payload')
-    process.exitCode = 1
-  }
-})
 
 const ids = (span) => ({ trace_id: span.context().toTraceId(true), span_id: span.context().toSpanId(true) })
 

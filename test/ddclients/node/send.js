@@ -37,43 +37,7 @@ if (!(traces >= 1)) {
   process.exit(2)
 }
 
-// Everything but traces off, unless the environment already says otherwise.
-const quietDefaults = {
-  DD_TRACE_STARTUP_LOGS: 'false',
-  DD_RUNTIME_METRICS_ENABLED: 'false',
-  DD_INSTRUMENTATION_TELEMETRY_ENABLED: 'false',
-  DD_TRACE_STATS_COMPUTATION_ENABLED: 'false',
-  DD_REMOTE_CONFIGURATION_ENABLED: 'false',
-  DD_DATA_STREAMS_ENABLED: 'false',
-  DD_TRACE_SAMPLE_RATE: '1',
-}
-for (const [k, v] of Object.entries(quietDefaults)) {
-  if (process.env[k] === undefined) process.env[k] = v
-}
-// The tracer logs only in debug mode, and this program sees its errors and the intake's answers only
-// through its log: the logger below keeps the debug lines to itself and echoes warnings and errors.
-process.env.DD_TRACE_DEBUG = 'true'
-process.env.DD_TRACE_LOG_LEVEL = 'debug'
-
-const errors = []
-let responses = 0
-const debug = process.env.DDJS_SEND_DEBUG === '1'
-const text = (m) => (m instanceof Error ? (m.stack || m.message) : String(m))
-const logger = {
-  debug: (m) => {
-    if (text(m).startsWith('Response from the agent')) responses++
-    if (debug) console.error('dd-trace DEBUG:', text(m))
-  },
-  info: (m) => {
-    if (debug) console.error('dd-trace INFO:', text(m))
-  },
-  warn: (m) => console.error('dd-trace WARN:', text(m)),
-  error: (m) => {
-    const msg = text(m)
-    errors.push(msg)
-    console.error('dd-trace ERROR:', msg)
-  },
-}
+const logger = require('./quiet').quietTracerLogger('send.js')
 
 const tracer = require('dd-trace').init({
   url: args['agent-url'],
@@ -84,16 +48,6 @@ const tracer = require('dd-trace').init({
   runtimeMetrics: false,
 })
 
-process.on('exit', (code) => {
-  if (code !== 0) return
-  if (errors.length > 0) {
-    console.error(`send.js: the tracer logged ${errors.length} error(s), first: ${errors[0]}`)
-    process.exitCode = 1
-  } else if (responses === 0) {
-    console.error('send.js: the intake answered no trace payload')
-    process.exitCode = 1
-  }
-})
 
 function makeTrace (i) {
   const start = Date.now()
