@@ -43,10 +43,12 @@ generate-stock: ## regenerate bench/tracegate-stock (the benchmarks' baseline) w
 
 GENERATED = cmd/tracegate bench/tracegate-stock receiver processor extension
 
-check-generated: generate generate-stock ## fail when generated code (both ocb outputs, internal/metadata, documentation.md) is stale
+check-generated: generate generate-stock ## fail when generated code (both ocb outputs, internal/metadata, documentation.md) is stale or a collector module is off v0.148.0 / v1.54.0
 	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run 'make generate' and commit them"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- $(GENERATED) | grep -v -E '^\?\? (cmd/tracegate/tracegate|bench/tracegate-stock/tracegate-stock)$$')" || \
 		{ git status --porcelain -- $(GENERATED); echo "uncommitted generated files"; exit 1; }
+	@# Every collector module at the one release (EDOT's components name others; builder-config.yaml pins them).
+	@GO=$(GO) scripts/check-collector-versions.sh cmd/tracegate bench/tracegate-stock
 
 # golangci-lint, built once from the version pinned in internal/tools/lint/go.mod (rebuilt when the
 # pin changes). The generated modules (cmd/tracegate, bench/tracegate-stock) are not linted.

@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/receiver"
 	otelconftelemetry "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+	elasticapmconnector "github.com/elastic/opentelemetry-collector-components/connector/elasticapmconnector"
+	forwardconnector "go.opentelemetry.io/collector/connector/forwardconnector"
 	elasticsearchexporter "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/elasticsearchexporter"
 	debugexporter "go.opentelemetry.io/collector/exporter/debugexporter"
 	otlpexporter "go.opentelemetry.io/collector/exporter/otlpexporter"
@@ -26,6 +28,7 @@ import (
 	batchprocessor "go.opentelemetry.io/collector/processor/batchprocessor"
 	bufferprocessor "github.com/tracegate/tracegate/processor/bufferprocessor"
 	elasticmappingprocessor "github.com/tracegate/tracegate/processor/elasticmappingprocessor"
+	elasticapmprocessor "github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor"
 	otlpreceiver "go.opentelemetry.io/collector/receiver/otlpreceiver"
 	zipkinreceiver "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/zipkinreceiver"
 	jaegerreceiver "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/jaegerreceiver"
@@ -111,6 +114,7 @@ func components() (otelcol.Factories, error) {
 		batchprocessor.NewFactory(),
 		bufferprocessor.NewFactory(),
 		elasticmappingprocessor.NewFactory(),
+		elasticapmprocessor.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -120,14 +124,19 @@ func components() (otelcol.Factories, error) {
 		batchprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/batchprocessor v0.148.0",
 		bufferprocessor.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
 		elasticmappingprocessor.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
+		elasticapmprocessor.NewFactory().Type(): "github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor v0.36.0",
 	})
 
 	factories.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](
+		elasticapmconnector.NewFactory(),
+		forwardconnector.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
 	factories.ConnectorModules = makeModulesMap(factories.Connectors, map[component.Type]string{
+		elasticapmconnector.NewFactory().Type(): "github.com/elastic/opentelemetry-collector-components/connector/elasticapmconnector v0.36.0",
+		forwardconnector.NewFactory().Type(): "go.opentelemetry.io/collector/connector/forwardconnector v0.148.0",
 	})
 
 	return factories, nil
