@@ -482,12 +482,14 @@ func (s *Server) documentID(it bulkItem, name string, tgt target, hasTimestamp b
 }
 
 // timeSeriesID stands for the _id a time-series data stream derives from a document's dimensions
-// and @timestamp: here everything but the metric values, so two documents conflict exactly when
-// they group the same metrics under the same resource, scope, attributes and timestamp.
+// and @timestamp: here everything but the metric values and the fields Elasticsearch's otel
+// metrics mappings do not make dimensions (_doc_count, a metadata field; start_timestamp, a
+// date_nanos), so two documents conflict exactly when they group the same metrics under the same
+// resource, scope, attributes and timestamp, whatever their values and counts.
 func timeSeriesID(fields map[string]json.RawMessage) string {
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
-		if k != "metrics" {
+		if k != "metrics" && k != "_doc_count" && k != "start_timestamp" {
 			keys = append(keys, k)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,6 +214,18 @@ func TestBulkItems(t *testing.T) {
 				`{"create":{"_index":"metrics-app.otel-default"}}` + "\n" + strings.Replace(tsDoc(`{"cpu":1,"mem":2}`, "a"), `"h1"`, `"h12"`, 1) + "\n",
 			wantStatus: []int{201, 201, 201}, wantError: []string{"", "", ""},
 			wantIndex: []string{tsIndex, tsIndex, tsIndex},
+		},
+		{
+			// _doc_count (a metadata field) and start_timestamp (date_nanos) are no dimensions of
+			// Elasticsearch's otel metrics mappings: a document that differs only in them is the
+			// same time series point. The connector's aggregated sets (metrics-<set>.<interval>.otel-*)
+			// are time-series data streams like every metrics-*.otel-* one.
+			name: "time series: _doc_count and start_timestamp are no dimensions; aggregated sets too",
+			body: `{"create":{"_index":"metrics-service_transaction.1m.otel-default"}}` + "\n" + tsDocCount(`{"d":{"sum":2,"value_count":1}}`, 1, "2026-11-29T23:59:00Z") + "\n" +
+				`{"create":{"_index":"metrics-service_transaction.1m.otel-default"}}` + "\n" + tsDocCount(`{"d":{"sum":2,"value_count":1}}`, 1, "2026-11-29T23:59:00Z") + "\n" +
+				`{"create":{"_index":"metrics-service_transaction.1m.otel-default"}}` + "\n" + tsDocCount(`{"d":{"sum":5,"value_count":2}}`, 2, "2026-11-29T23:58:00Z") + "\n",
+			wantStatus: []int{201, 409, 409}, wantError: []string{"", "version_conflict_engine_exception", "version_conflict_engine_exception"},
+			wantIndex: []string{aggIndex, aggIndex, aggIndex},
 		},
 		{
 			name:       "time series: a client's _id is refused",
@@ -763,8 +776,17 @@ func TestOverwriteOfAnUnstoredDocumentCounts(t *testing.T) {
 // tsIndex is the backing index of metrics-app.otel-default on the test servers' date.
 const tsIndex = ".ds-metrics-app.otel-default-2026.11.30-000001"
 
+// aggIndex is that of the connector's metrics-service_transaction.1m.otel-default.
+const aggIndex = ".ds-metrics-service_transaction.1m.otel-default-2026.11.30-000001"
+
 // tsDoc is a metric document as the exporter writes it in otel mode: metrics holds the values,
 // everything else identifies the time series and its timestamp.
+// tsDocCount is tsDoc for host "a" with a _doc_count and a start_timestamp, as the exporter writes
+// histogram-backed aggregated metrics.
+func tsDocCount(metrics string, docCount int, start string) string {
+	return strings.Replace(tsDoc(metrics, "a"), `"_metric_names_hash"`, `"_doc_count":`+strconv.Itoa(docCount)+`,"start_timestamp":"`+start+`","_metric_names_hash"`, 1)
+}
+
 func tsDoc(metrics, host string) string {
 	return `{"@timestamp":"2026-11-30T00:00:00Z","_metric_names_hash":"h1","resource":{"attributes":{"host.name":"` + host +
 		`"}},"metrics":` + metrics + `}`
