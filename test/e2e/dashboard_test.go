@@ -54,7 +54,30 @@ func TestDashboardQueriesExist(t *testing.T) {
 	_ = resp.Body.Close()
 	checkAllAckedArrived(t, g, load, time.Minute)
 
-	resp, err = http.Get(g.metricsURL())
+	// Logs and metrics are delivered by the buffer's workers after the spans the check waited
+	// for: read the endpoint until every queried series is there, or the deadline passes.
+	var missing []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		exported := exportedMetrics(t, g.metricsURL())
+		missing = missing[:0]
+		for _, name := range queried {
+			if !exported[name] {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, name := range missing {
+		t.Errorf("the dashboard queries %s, which tracegate does not export", name)
+	}
+}
+
+// exportedMetrics reads the names of the series the collector's Prometheus endpoint exports.
+func exportedMetrics(t *testing.T, url string) map[string]bool {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +94,7 @@ func TestDashboardQueriesExist(t *testing.T) {
 			exported[f[0]] = true
 		}
 	}
-	for _, name := range queried {
-		if !exported[name] {
-			t.Errorf("the dashboard queries %s, which tracegate does not export", name)
-		}
-	}
+	return exported
 }
 
 // dashboardMetrics returns the otelcol_* metric names in the expressions of every panel target.
