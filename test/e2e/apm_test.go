@@ -5,8 +5,9 @@ package e2e
 // the documents the APM UI reads: Elastic's enrichment on the span documents, an error document
 // from the exception event, and, once the connector's 1-minute window has ended, the aggregated
 // service_summary, service_transaction, transaction and service_destination metrics, each in its
-// time-series data stream. The fields checked are those of the research note's list of what
-// Kibana's APM queries read (Kibana x-pack/plugins/apm/dev_docs/apm_queries.md).
+// time-series data stream. The fields checked are among those Kibana's APM queries read (Kibana's
+// x-pack/plugins/apm/dev_docs/apm_queries.md). Then a clean shutdown: the windows it exports early
+// arrive after the restart.
 
 import (
 	"bytes"
@@ -307,7 +308,7 @@ func TestAPMOverlay(t *testing.T) {
 	withMetric := func(set, name string) apmDoc {
 		t.Helper()
 		for _, d := range metrics[dataStream(set)] {
-			if _, ok := d.Metrics[name]; ok {
+			if _, has := d.Metrics[name]; has {
 				return d
 			}
 		}
@@ -370,6 +371,42 @@ func TestAPMOverlay(t *testing.T) {
 			t.Errorf("%s: the same document again answered %d, want 409 (time-series data stream)", dataStream(set), status)
 		}
 	}
+
+	// A clean shutdown exports the open windows early into the buffer, which (with storage) keeps
+	// what it has not delivered on disk and delivers it after the next start: a trace of another
+	// service, SIGTERM as soon as its spans are stored, then a restart.
+	late := service + "-late"
+	sendAPMTrace(ctx, t, g.endpoints.OTLPHTTP, late)
+	lateDocs := func(docs []apmDoc) map[string][]apmDoc {
+		m := map[string][]apmDoc{}
+		for _, d := range docs {
+			if fmt.Sprint(d.Resource.Attributes["service.name"]) == late {
+				m[d.index] = append(m[d.index], d)
+			}
+		}
+		return m
+	}
+	lateCtx, cancelLate := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelLate()
+	if _, arrived := waitForDocs(lateCtx, t, g.es, func(docs []apmDoc) bool {
+		return len(lateDocs(docs)["traces-generic.otel-default"]) == 3
+	}); !arrived {
+		t.Fatalf("the spans of %s did not arrive", late)
+	}
+	stopped := time.Now()
+	g.stopAndFlush(t)
+	g.start(t)
+	docs, ok = waitForDocs(lateCtx, t, g.es, func(docs []apmDoc) bool {
+		m := lateDocs(docs)
+		return len(m[dataStream("service_summary")]) > 0 && len(m[dataStream("transaction")]) > 0
+	})
+	if !ok {
+		t.Fatalf("after a clean shutdown and a restart, documents of %s by data stream: %v; want its open 1m window", late, countsOf(lateDocs(docs)))
+	}
+	if d := lateDocs(docs)[dataStream("service_summary")][0]; d.Metrics["service_summary"] != 3.0 {
+		t.Errorf("%s after the restart: service_summary = %v, want 3\n%s", late, d.Metrics["service_summary"], d.raw)
+	}
+	t.Logf("the window exported at shutdown arrived %v after the stop (restart included)", time.Since(stopped).Round(time.Millisecond))
 	t.Logf("wall time %v (gateway start to the last check)", time.Since(started).Round(time.Millisecond))
 }
 
