@@ -16,6 +16,7 @@ import (
 	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tinylib/msgp/msgp"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -59,6 +60,8 @@ func TestGolden(t *testing.T) {
 				expected, err := golden.ReadTraces(expectedFile)
 				require.NoError(t, err)
 				require.NoError(t, ptracetest.CompareTraces(expected, got))
+				// CompareTraces leaves span flags out; they say which spans are entry spans.
+				assert.Equal(t, spanFlags(expected), spanFlags(got), "span flags by span id")
 			})
 		}
 	}
@@ -96,6 +99,19 @@ func goldenOutput(t *testing.T, dir string, mapping translator.Mapping) ptrace.T
 		td.ResourceSpans().MoveAndAppendTo(got.ResourceSpans())
 	}
 	return got
+}
+
+// spanFlags maps every span's id to its flags.
+func spanFlags(td ptrace.Traces) map[string]uint32 {
+	flags := map[string]uint32{}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
+				flags[span.TraceID().String()+"/"+span.SpanID().String()] = span.Flags()
+			}
+		}
+	}
+	return flags
 }
 
 func newTestReceiver(t *testing.T, cfg *Config, next *consumertest.TracesSink) *ddReceiver {

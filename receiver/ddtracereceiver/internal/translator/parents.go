@@ -37,29 +37,47 @@ func (c *chunkParents) find(id uint64) (*payload.Span, bool) {
 	return &c.spans[i], true
 }
 
-// remote tells whether span s (of resource service service, and kind kind) has a parent in another
-// service or process: Datadog's top-level spans that have a parent, and server or consumer spans
-// whose parent is a client or producer span (a call the process made to itself). A parent outside
-// the chunk is remote, unless the tracer marks top-level spans (computedTopLevel) and s has no
-// mark: a partial flush then sent s before its local parent.
-func (c *chunkParents) remote(s *payload.Span, service string, kind ptrace.SpanKind, topLevel, computedTopLevel bool) bool {
+// parentPlace is where a span's parent is, as far as the payload tells.
+type parentPlace uint8
+
+const (
+	parentNone    parentPlace = iota // a root span
+	parentUnknown                    // not in the chunk, and the tracer does not say
+	parentLocal
+	parentRemote
+)
+
+// place tells where span s (of resource service service, and kind kind) has its parent: remote
+// when in another service or process (Datadog's top-level spans that have a parent, and server or
+// consumer spans whose parent is a client or producer span: a call the process made to itself).
+// A parent outside the chunk is remote when s carries the top-level mark; local when the tracer
+// marks top-level spans (computedTopLevel) and s has none (a partial flush sent s before its local
+// parent); otherwise unknown, and consumers such as Elastic's APM enrichment fall back on the kind.
+func (c *chunkParents) place(s *payload.Span, service string, kind ptrace.SpanKind, topLevel, computedTopLevel bool) parentPlace {
 	if s.ParentID == 0 {
-		return false
+		return parentNone
 	}
 	parent, ok := c.find(s.ParentID)
-	if !ok {
-		return topLevel || !computedTopLevel
+	switch {
+	case !ok && topLevel:
+		return parentRemote
+	case !ok && computedTopLevel:
+		return parentLocal
+	case !ok:
+		return parentUnknown
 	}
 	if kind == ptrace.SpanKindServer || kind == ptrace.SpanKindConsumer {
 		parentKind, _ := parent.MetaValue("span.kind")
 		if k := spanKind(parentKind, ""); k == ptrace.SpanKindClient || k == ptrace.SpanKindProducer {
-			return true
+			return parentRemote
 		}
 	}
 	if parent.Service == service {
-		return false
+		return parentLocal
 	}
 	// An integration may rename its span's service; the application is its base service.
-	base, _ := parent.MetaValue("_dd.base_service")
-	return base != service
+	if base, _ := parent.MetaValue("_dd.base_service"); base == service {
+		return parentLocal
+	}
+	return parentRemote
 }

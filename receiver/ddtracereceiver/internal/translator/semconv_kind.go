@@ -30,8 +30,10 @@ func semconvKind(kind, spanType, name string) ptrace.SpanKind {
 		switch {
 		case containsAny(name, "produce", "send", "publish"):
 			return ptrace.SpanKindProducer
-		case containsAny(name, "consume", "process", "receive"):
+		case containsAny(name, "consume", "process"):
 			return ptrace.SpanKindConsumer
+		case containsAny(name, "receive", "poll"):
+			return ptrace.SpanKindClient // the conventions' receive spans are client spans
 		}
 	}
 	return ptrace.SpanKindInternal

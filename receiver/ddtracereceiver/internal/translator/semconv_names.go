@@ -14,7 +14,7 @@ func (f *spanFacts) write(w *attrWriter, kind ptrace.SpanKind) {
 	if f.method != "" {
 		m, known := httpMethod(f.method)
 		w.putStr("http.request.method", m)
-		if !known {
+		if !known || m != f.method { // the conventions keep what the tracer sent when it differs
 			w.putStr("http.request.method_original", f.method)
 		}
 		f.method = m

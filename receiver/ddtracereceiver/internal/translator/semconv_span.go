@@ -32,8 +32,8 @@ const (
 // spanPlace is where a span sits in its trace: its kind, and whether its parent is in another
 // service or process.
 type spanPlace struct {
-	kind         ptrace.SpanKind
-	remoteParent bool
+	kind   ptrace.SpanKind
+	parent parentPlace
 	// samplingPriority is the chunk's, set on the span that carries it (the chunk's root).
 	samplingPriority    int64
 	hasSamplingPriority bool
@@ -43,12 +43,11 @@ type spanPlace struct {
 // dropped past MaxEventAttributes.
 func (tr *translation) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64, place spanPlace) int {
 	setIDsAndTimes(span, s, high)
-	if s.ParentID != 0 {
-		flags := uint32(flagHasIsRemote)
-		if place.remoteParent {
-			flags |= flagIsRemote
-		}
-		span.SetFlags(flags)
+	switch place.parent {
+	case parentLocal:
+		span.SetFlags(flagHasIsRemote)
+	case parentRemote:
+		span.SetFlags(flagHasIsRemote | flagIsRemote)
 	}
 	kind := place.kind
 	span.SetKind(kind)

@@ -46,7 +46,7 @@ func TestSemconvTagTable(t *testing.T) {
 	}{
 		// HTTP
 		{"http.method", "GET", "", "", map[string]any{"http.request.method": "GET"}},
-		{"http.method", "get", "", "", map[string]any{"http.request.method": "GET"}},
+		{"http.method", "get", "", "", map[string]any{"http.request.method": "GET", "http.request.method_original": "get"}},
 		{"http.method", "PURGE", "", "", map[string]any{"http.request.method": "_OTHER", "http.request.method_original": "PURGE"}},
 		{"http.status_code", "404", "", "", map[string]any{"http.response.status_code": int64(404)}},
 		{"http.status_code", "n/a", "", "", map[string]any{"http.response.status_code": "n/a"}},
@@ -357,7 +357,8 @@ func TestSemconvKind(t *testing.T) {
 		{"", "queue", "pubsub.publish", ptrace.SpanKindProducer},
 		{"", "queue", "kafka.consume", ptrace.SpanKindConsumer},
 		{"", "queue", "rabbitmq.process", ptrace.SpanKindConsumer},
-		{"", "queue", "sqs.receive", ptrace.SpanKindConsumer},
+		{"", "queue", "sqs.receive", ptrace.SpanKindClient},
+		{"", "queue", "kafka.poll", ptrace.SpanKindClient},
 		{"", "worker", "celery.run", ptrace.SpanKindInternal},
 		{"", "custom", "x", ptrace.SpanKindInternal},
 		{"", "template", "x", ptrace.SpanKindInternal},
@@ -369,9 +370,10 @@ func TestSemconvKind(t *testing.T) {
 }
 
 // TestRemoteParentFlags: a span's flags say its parent's is-remote is known, and remote when the
-// parent is in another service or outside the payload (Datadog's top-level spans), so that
-// entry spans read as entry spans; a partial flush's children of a tracer that marks top-level
-// spans stay local.
+// parent is in another service or, for a span marked top-level, outside the payload, so that entry
+// spans read as entry spans; a partial flush's children of a tracer that marks top-level spans stay
+// local; a parent outside the payload of a tracer that says nothing leaves the flags unset
+// (consumers then go by the kind, so an orphan client span is no entry span).
 func TestRemoteParentFlags(t *testing.T) {
 	root := payload.Span{Service: "web", Name: "root", TraceID: 1, SpanID: 1}
 	child := payload.Span{Service: "web", Name: "child", TraceID: 1, SpanID: 2, ParentID: 1}
@@ -380,6 +382,7 @@ func TestRemoteParentFlags(t *testing.T) {
 	fromUpstream := payload.Span{Service: "web", Name: "entry", TraceID: 1, SpanID: 5, ParentID: 99}
 	loopback := payload.Span{Service: "web", Name: "web.request", TraceID: 1, SpanID: 7, ParentID: 2, Meta: kv("span.kind", "server")}
 	clientChild := payload.Span{Service: "web", Name: "child", TraceID: 1, SpanID: 2, ParentID: 1, Meta: kv("span.kind", "client")}
+	orphanClient := payload.Span{Service: "web", Name: "pg", TraceID: 1, SpanID: 8, ParentID: 97, Meta: kv("span.kind", "client")}
 	marked := payload.Span{Service: "web", Name: "entry", TraceID: 1, SpanID: 6, ParentID: 98, Metrics: []payload.KF{{Key: "_dd.top_level", Value: 1}}}
 	for _, tt := range []struct {
 		name             string
@@ -390,7 +393,8 @@ func TestRemoteParentFlags(t *testing.T) {
 		{"local parent", []payload.Span{root, child}, false, map[string]uint32{"root": 0, "child": flagHasIsRemote}},
 		{"parent in another service", []payload.Span{root, child, otherService}, false, map[string]uint32{"rpc": flagHasIsRemote | flagIsRemote}},
 		{"integration with the base service", []payload.Span{root, child, renamed}, false, map[string]uint32{"pg": flagHasIsRemote}},
-		{"parent outside the payload", []payload.Span{fromUpstream}, false, map[string]uint32{"entry": flagHasIsRemote | flagIsRemote}},
+		{"parent outside the payload, tracer silent: unknown", []payload.Span{fromUpstream}, false, map[string]uint32{"entry": 0}},
+		{"orphan client span, tracer silent: unknown, not an entry span", []payload.Span{orphanClient}, false, map[string]uint32{"pg": 0}},
 		{"partial flush of a tracer marking top-level spans", []payload.Span{fromUpstream}, true, map[string]uint32{"entry": flagHasIsRemote}},
 		{"marked top-level", []payload.Span{marked}, true, map[string]uint32{"entry": flagHasIsRemote | flagIsRemote}},
 		{"server span under a client span of the same process", []payload.Span{root, clientChild, loopback}, false, map[string]uint32{"child": flagHasIsRemote, "web.request": flagHasIsRemote | flagIsRemote}},
@@ -465,6 +469,7 @@ func TestSemconvValues(t *testing.T) {
 		port int64
 	}{
 		"http://h:8080/x": {"h", 8080}, "https://u:p@h/x": {"h", 0}, "http://[::1]:9/": {"::1", 9}, "http://[::1]/": {"::1", 0}, "http://h:x/": {"h:x", 0}, "/x": {"", 0},
+		"http://::1/": {"::1", 0}, "http://fe80::1:8080/": {"fe80::1:8080", 0},
 	} {
 		host, port := urlHost(in)
 		assert.Equal(t, want.host, host, in)

@@ -183,7 +183,10 @@ func urlHost(u string) (host string, port int64) {
 // splitHostPort cuts "host:port" ("[::1]:80" for IPv6); port is 0 when there is none.
 func splitHostPort(hostPort string) (host string, port int64) {
 	host = hostPort
-	if j := strings.LastIndexByte(hostPort, ':'); j >= 0 && !strings.HasSuffix(hostPort, "]") {
+	// A port follows the last colon of "host:port" or "[v6]:port"; a bare IPv6 address has more
+	// colons and no brackets.
+	bare6 := strings.Count(hostPort, ":") > 1 && !strings.HasPrefix(hostPort, "[")
+	if j := strings.LastIndexByte(hostPort, ':'); j >= 0 && !bare6 && !strings.HasSuffix(hostPort, "]") {
 		if p, err := strconv.ParseInt(hostPort[j+1:], 10, 64); err == nil && p > 0 && p < 65536 {
 			host, port = hostPort[:j], p
 		}

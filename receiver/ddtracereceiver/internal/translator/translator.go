@@ -142,7 +142,13 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 	tr := translation{t: t, h: h, res: Result{Traces: ptrace.NewTraces()}, groups: resourceGroups{firstCapacity: spans}}
 	if t.semconv {
 		rules := t.rules.Get().(*[]tagRule)
-		defer func() { *rules = tr.rules[:0]; t.rules.Put(rules) }()
+		defer func() {
+			// A hostile span of millions of tags grew the slice: let it go rather than pin it.
+			if cap(tr.rules) <= maxPooledRules {
+				*rules = tr.rules[:0]
+				t.rules.Put(rules)
+			}
+		}()
 		tr.rules = *rules
 	}
 	if !t.semconv {
@@ -216,7 +222,7 @@ func (tr *translation) span(g *group, s *payload.Span, info *spanInfo, high uint
 	if tr.t.semconv {
 		span := g.spansOf(info.scopeName(), tr.groups.firstCapacity).AppendEmpty()
 		place.kind = semconvKind(info.kind, s.Type, s.Name)
-		place.remoteParent = parents.remote(s, g.key.service, place.kind, info.topLevel, tr.h.ComputedTopLevel)
+		place.parent = parents.place(s, g.key.service, place.kind, info.topLevel, tr.h.ComputedTopLevel)
 		tr.res.DroppedEventAttributes += tr.fillSpanSemconv(span, s, info, high, place)
 		return
 	}
@@ -272,6 +278,9 @@ type resourceGroups struct {
 	// requests have one resource), so that its span slice is not grown span after span.
 	firstCapacity int
 }
+
+// maxPooledRules is the largest rules slice kept for reuse (32 bytes per rule).
+const maxPooledRules = 4096
 
 // maxScannedGroups is how many groups are searched by comparing keys before a map is worth it.
 const maxScannedGroups = 8
