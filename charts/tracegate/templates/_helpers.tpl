@@ -79,7 +79,8 @@ app.kubernetes.io/component: {{ include "tracegate.component" . }}
 {{- end }}
 
 {{/* The config the pods run, as YAML: config, plus the default disk buffer (defaultDiskBuffer)
-     with 90 % of the claim's size as the log's capacity (segments and the index need the rest). */}}
+     with 90 % of the claim's size as the log's capacity (segments and the index need the rest),
+     plus the Kibana APM pipeline when apm.enabled (tracegate.withAPM, _apm.tpl). */}}
 {{- define "tracegate.effectiveConfig" -}}
 {{- $cfg := deepCopy (.Values.config | default dict) }}
 {{- if include "tracegate.defaultDiskBuffer" . }}
@@ -87,7 +88,11 @@ app.kubernetes.io/component: {{ include "tracegate.component" . }}
 {{- $mib := divf (mulf $bytes 0.9) 1048576 | floor | int64 }}
 {{- $_ := set $cfg.processors.buffer "storage" (dict "directory" "${env:TRACEGATE_BUFFER_DIR}" "mode" "overflow" "capacity_mib" $mib) }}
 {{- end }}
+{{- if (.Values.apm | default dict).enabled }}
+{{- include "tracegate.withAPM" (dict "cfg" $cfg "Values" .Values) }}
+{{- else }}
 {{- toYaml $cfg }}
+{{- end }}
 {{- end }}
 
 {{/* "true" when the effective config gives the buffer processor a disk log. */}}
@@ -181,6 +186,27 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- $dir := toString (dig "processors" "buffer" "storage" "directory" "" (include "tracegate.effectiveConfig" . | fromYaml)) }}
 {{- if not (or (contains "TRACEGATE_BUFFER_DIR" $dir) (hasPrefix .Values.bufferStorage.mountPath $dir)) }}
 {{- fail (printf "config.processors.buffer.storage.directory %q is not on the buffer volume: use ${env:TRACEGATE_BUFFER_DIR} (set to bufferStorage.mountPath %q)" $dir .Values.bufferStorage.mountPath) }}
+{{- end }}
+{{- end }}
+{{- /* Kibana APM: the overlay's pipelines need the base's processors and exporter, the otel
+       mapping, and a config the chart renders. */}}
+{{- if (.Values.apm | default dict).enabled }}
+{{- if not .Values.configMap.create }}
+{{- fail "apm.enabled renders the APM pipeline into the chart's ConfigMap, but configMap.create is false: put configs/elasticsearch/apm.yaml's pipeline into your own ConfigMap instead, or set configMap.create: true" }}
+{{- end }}
+{{- $base := .Values.config | default dict }}
+{{- $procs := dig "processors" nil $base | default dict }}
+{{- range $p := list "memory_limiter" "elasticmapping" "buffer" }}
+{{- if not (hasKey $procs $p) }}
+{{- fail (printf "apm.enabled: the APM pipelines run the processor %s, which config.processors does not have" $p) }}
+{{- end }}
+{{- end }}
+{{- if not (hasKey (dig "exporters" nil $base | default dict) "elasticsearch") }}
+{{- fail "apm.enabled: the APM pipelines write through the elasticsearch exporter, which config.exporters does not have (an agent that forwards to a gateway: enable apm on the gateway only)" }}
+{{- end }}
+{{- $mapping := toString (dig "processors" "elasticmapping" "mode" "otel" $base) }}
+{{- if ne $mapping "otel" }}
+{{- fail (printf "apm.enabled needs the otel mapping (Kibana's APM UI reads the otel data streams), but config.processors.elasticmapping.mode is %q" $mapping) }}
 {{- end }}
 {{- end }}
 {{- /* Autoscaling. */}}

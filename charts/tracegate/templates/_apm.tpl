@@ -1,0 +1,50 @@
+{{/* The Kibana APM overlay (apm.enabled): configs/elasticsearch/apm.yaml of the tracegate
+     repository, merged over the config as the collector merges a second --config (maps merged,
+     lists replaced). Keep the two alike: test/helm compares the rendered config with the base
+     config plus that file. Why the pipelines are so: the comments of apm.yaml. */}}
+{{- define "tracegate.apmOverlay" -}}
+processors:
+  elasticmapping:
+    apm_inputs: true
+  elasticapm: {}
+connectors:
+  elasticapm: {}
+  forward: {}
+service:
+  pipelines:
+    traces:
+      processors: [memory_limiter, elasticmapping, elasticapm]
+      exporters: [elasticapm, forward]
+    traces/out:
+      receivers: [forward]
+      processors: [buffer]
+      exporters: [elasticsearch]
+    logs:
+      processors: [memory_limiter, elasticmapping, elasticapm]
+      exporters: [elasticapm, forward]
+    logs/out:
+      receivers: [forward]
+      processors: [buffer]
+      exporters: [elasticsearch]
+    metrics:
+      processors: [memory_limiter, elasticmapping, elasticapm]
+      exporters: [forward]
+    metrics/out:
+      receivers: [forward, elasticapm]
+      processors: [buffer]
+      exporters: [elasticsearch]
+{{- end }}
+
+{{/* The config with the APM overlay merged over it (a dict in, a dict out). In statefulset mode
+     with a disk buffer the connector's open windows go to <the buffer's directory>/apm, on the
+     pod's claim, as configs/elasticsearch/apm-durable.yaml; otherwise they stay in memory, as
+     apm.yaml. Call with (dict "cfg" $cfg "Values" .Values). */}}
+{{- define "tracegate.withAPM" -}}
+{{- $cfg := .cfg }}
+{{- $overlay := include "tracegate.apmOverlay" . | fromYaml }}
+{{- $dir := toString (dig "processors" "buffer" "storage" "directory" "" $cfg) }}
+{{- if and (eq .Values.mode "statefulset") $dir }}
+{{- $_ := set $overlay.connectors "elasticapm" (dict "aggregation" (dict "directory" (printf "%s/apm" (trimSuffix "/" $dir)))) }}
+{{- end }}
+{{- toYaml (mergeOverwrite $cfg $overlay) }}
+{{- end }}
