@@ -7,14 +7,63 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
+// fillAPMResource gives a resource what Elastic's APM enrichment reads of it where a receiver
+// says it otherwise: a Jaeger client's name and version (the Jaeger receiver turns the process tag
+// jaeger.version "Go-2.30.0" into opencensus.exporterversion "Jaeger-Go-2.30.0") become agent.name
+// "Jaeger/Go" and agent.version "2.30.0", as APM Server's Jaeger intake named them (Kibana shows
+// its Jaeger icon for them), where no SDK or agent names itself. It reports whether the resource
+// is a Datadog tracer's (the ddtrace receiver's telemetry.sdk.name).
+func fillAPMResource(res pcommon.Resource) (datadog bool) {
+	attrs := res.Attributes()
+	if v, ok := attrs.Get("telemetry.sdk.name"); ok {
+		return v.Str() == "datadog"
+	}
+	if hasAny(attrs, "agent.name") {
+		return false
+	}
+	if v, ok := attrs.Get("opencensus.exporterversion"); ok {
+		if rest, found := strings.CutPrefix(v.Str(), "Jaeger-"); found {
+			name, version := "Jaeger", ""
+			if lang, ver, ok := strings.Cut(rest, "-"); ok && lang != "" {
+				name, version = "Jaeger/"+lang, ver
+			}
+			attrs.PutStr("agent.name", name)
+			if version != "" && !hasAny(attrs, "agent.version") {
+				attrs.PutStr("agent.version", version)
+			}
+		}
+	}
+	return false
+}
+
 // fillAPMInputs gives a span the attributes Elastic's APM enrichment (the elasticapm processor)
-// reads, where a receiver delivers the same fact under another name: OpenTracing's tags (Jaeger
-// clients), Zipkin's remote endpoint given as an IP only, and a fully qualified rpc.method without
-// rpc.service. Attributes the span already has win; nothing is removed. It reports whether it
-// added anything.
-func fillAPMInputs(span ptrace.Span) bool {
+// reads, where a receiver delivers the same fact under another name: OpenTracing's tags and error
+// logs (Jaeger clients), Zipkin's remote endpoint given as an IP only and its string status codes,
+// a fully qualified rpc.method without rpc.service. Attributes the span already has win. Three
+// things change rather than add: Datadog's span.type (a Datadog tracer's span, datadog) moves to
+// datadog.span.type, since the enrichment would keep it as Elastic's span type; an unspecified
+// kind becomes internal; an OpenTracing error log becomes an exception event. It reports whether
+// it changed anything.
+func fillAPMInputs(span ptrace.Span, datadog bool) bool {
 	attrs := span.Attributes()
 	added := false
+	// Datadog's span types (web, http, sql, cache, ...) are not Elastic's (db, external,
+	// messaging, app): moved aside, span.type is the enrichment's to derive.
+	if v, ok := attrs.Get("span.type"); datadog && ok {
+		value := pcommon.NewValueEmpty() // v points into attrs
+		v.CopyTo(value)
+		attrs.Remove("span.type")
+		if _, taken := attrs.Get("datadog.span.type"); !taken {
+			value.MoveTo(attrs.PutEmpty("datadog.span.type"))
+		}
+		added = true
+	}
+	// Zipkin and Jaeger local spans carry no kind; the specification lets a receiver of
+	// UNSPECIFIED assume INTERNAL, which the enrichment types app/internal (else unknown).
+	if span.Kind() == ptrace.SpanKindUnspecified {
+		span.SetKind(ptrace.SpanKindInternal)
+		added = true
+	}
 	put := func(k string, v pcommon.Value) {
 		if _, ok := attrs.Get(k); ok || v.Type() == pcommon.ValueTypeEmpty {
 			return
@@ -51,6 +100,21 @@ func fillAPMInputs(span ptrace.Span) bool {
 			}
 		}
 	}
+	// HTTP: Zipkin's tags are strings, and the enrichment reads an integer status code only.
+	if !hasAny(attrs, "http.response.status_code") {
+		if v, ok := attrs.Get("http.status_code"); ok && v.Type() == pcommon.ValueTypeStr {
+			if n, isInt := asInt(v); isInt {
+				put("http.response.status_code", pcommon.NewValueInt(n))
+			}
+		}
+	}
+	// Errors: an OpenTracing error log (event "error", error.kind, error.object, message, stack)
+	// is what the enrichment makes error documents of, an exception event.
+	for _, ev := range span.Events().All() {
+		if fillExceptionEvent(ev) {
+			added = true
+		}
+	}
 	// RPC: a fully qualified method ("pkg.Service/Method", the conventions since 1.39) names the
 	// service the enrichment uses as the target.
 	if !hasAny(attrs, "rpc.service") {
@@ -61,6 +125,37 @@ func fillAPMInputs(span ptrace.Span) bool {
 		}
 	}
 	return added
+}
+
+// fillExceptionEvent turns an OpenTracing error log into an exception event: its name, and
+// exception.type, exception.message and exception.stacktrace beside the fields it had.
+func fillExceptionEvent(ev ptrace.SpanEvent) bool {
+	if ev.Name() != "error" {
+		return false
+	}
+	attrs := ev.Attributes()
+	kind, hasKind := attrs.Get("error.kind")
+	msg, hasMsg := firstOf(attrs, "message", "error.object")
+	if !hasKind && !hasMsg {
+		return false
+	}
+	ev.SetName("exception")
+	var typ, message, stack string
+	if hasKind {
+		typ = kind.AsString()
+	}
+	if hasMsg {
+		message = msg.AsString()
+	}
+	if v, ok := attrs.Get("stack"); ok {
+		stack = v.AsString()
+	}
+	for k, v := range map[string]string{"exception.type": typ, "exception.message": message, "exception.stacktrace": stack} {
+		if _, ok := attrs.Get(k); !ok && v != "" {
+			attrs.PutStr(k, v)
+		}
+	}
+	return true
 }
 
 // dbSystemOfType maps OpenTracing's db.type to db.system.name: "sql" names no system, which the

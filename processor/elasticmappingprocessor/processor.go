@@ -63,13 +63,14 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 		if ecs {
 			moveScalarsOffECSObjects(p.ecsObjects, rs.Resource().Attributes())
 		}
+		datadog := p.cfg.APMInputs && fillAPMResource(rs.Resource())
 		for _, ss := range rs.ScopeSpans().All() {
 			ss.Scope().Attributes().PutStr(MappingModeAttribute, p.cfg.Mode)
 			if !ecs && !p.cfg.DocumentIDs && !p.cfg.APMInputs {
 				continue
 			}
 			for _, span := range ss.Spans().All() {
-				if p.mapSpan(span) {
+				if p.mapSpan(span, datadog) {
 					errorsCopied++
 				}
 			}
@@ -83,10 +84,10 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 }
 
 // mapSpan sets span's document ids and fills the ECS gaps; it reports whether an exception event
-// was copied into the ECS error fields.
-func (p *mappingProcessor) mapSpan(span ptrace.Span) bool {
+// was copied into the ECS error fields. datadog says the span is a Datadog tracer's.
+func (p *mappingProcessor) mapSpan(span ptrace.Span, datadog bool) bool {
 	if p.cfg.APMInputs {
-		fillAPMInputs(span)
+		fillAPMInputs(span, datadog)
 	}
 	if p.cfg.DocumentIDs {
 		setSpanDocumentIDs(span, p.cfg.Mode == ModeOTel)
