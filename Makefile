@@ -34,14 +34,14 @@ build-stock: ## build bin/tracegate-stock (stock components only: the benchmarks
 
 generate: ## regenerate cmd/tracegate with ocb and every component's internal/metadata with mdatagen
 	$(TOOLS) builder --config builder-config.yaml --skip-compilation
-	$(GO) generate ./receiver/... ./processor/... ./extension/...
-	@gofmt -w receiver processor extension
+	$(GO) generate ./receiver/... ./processor/... ./extension/... ./connector/...
+	@gofmt -w receiver processor extension connector
 
 generate-stock: ## regenerate bench/tracegate-stock (the benchmarks' baseline) with ocb from bench/builder-config.stock.yaml
 	$(TOOLS) builder --config bench/builder-config.stock.yaml --skip-compilation
 	@gofmt -w bench/tracegate-stock
 
-GENERATED = cmd/tracegate bench/tracegate-stock receiver processor extension
+GENERATED = cmd/tracegate bench/tracegate-stock receiver processor extension connector
 
 check-generated: generate generate-stock ## fail when generated code (both ocb outputs, internal/metadata, documentation.md) is stale or a collector module is off v0.148.0 / v1.54.0
 	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run 'make generate' and commit them"; exit 1; }
@@ -122,7 +122,7 @@ es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:92
 # (<name> is the target without "bench-"; `make bench` writes pipeline.jsonl). The rate-limited
 # runs read the saturation rates `make bench` measured. Long; not part of `make test`.
 BENCH_FLAGS ?=
-BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids
+BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm
 
 bench_ARGS  =
 bench_TITLE = Pipeline benchmarks
@@ -155,6 +155,9 @@ bench-sweep_HELP  = the configuration sweep behind the defaults, Elasticsearch a
 bench-document-ids_ARGS  = -sweep bench/configs/document-ids.yaml -protocols otlp-grpc,otlp-http,ddtrace-v0.4
 bench-document-ids_TITLE = Document ids: on and off
 bench-document-ids_HELP  = span throughput with the document ids on and off (memory mode)
+bench-apm_ARGS  = -sweep bench/configs/apm.yaml -protocols otlp-http,zipkin-json,jaeger-thrift-http,ddtrace-v0.4
+bench-apm_TITLE = Kibana APM path: its cost per span
+bench-apm_HELP  = CPU per span with the Kibana APM overlay against the same pipeline without it, and the stock build's rate (memory mode)
 
 bench_results = bench/results/$(if $(filter bench,$(1)),pipeline,$(1:bench-%=%)).jsonl
 

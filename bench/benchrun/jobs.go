@@ -16,6 +16,9 @@ type variant struct {
 	Collector string   `yaml:"collector"`
 	Mode      string   `yaml:"mode"`
 	Set       []string `yaml:"set"`
+	// Overlays are configuration files (from the repository root) applied on top of the mode's,
+	// e.g. configs/elasticsearch/apm.yaml.
+	Overlays []string `yaml:"overlays"`
 }
 
 // sweepFile is the format of bench/configs/sweep.yaml.

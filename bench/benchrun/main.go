@@ -317,6 +317,7 @@ type run struct {
 	// Variant names the sweep variant; Settings are its --set flags.
 	Variant  string   `json:"variant,omitempty"`
 	Settings []string `json:"settings,omitempty"`
+	Overlays []string `json:"overlays,omitempty"`
 	// Rate is the offered request rate (requests/s); 0: closed loop.
 	Rate float64 `json:"rate,omitempty"`
 	// Gen is tracegen's own result: requests, bytes, latency, statuses.
@@ -378,7 +379,7 @@ func (r *run) oneLine() string {
 func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run) {
 	coll, mode, protocol, cfg := j.coll, j.mode, j.protocol, j.cfg
 	sets := append(append([]string(nil), o.sets...), j.variant.Set...)
-	r = run{Collector: coll, Mode: mode, Protocol: protocol, Config: cfg, Variant: j.variant.Name, Settings: j.variant.Set, Rate: o.rate}
+	r = run{Collector: coll, Mode: mode, Protocol: protocol, Config: cfg, Variant: j.variant.Name, Settings: j.variant.Set, Overlays: j.variant.Overlays, Rate: o.rate}
 	fail := func(err error) run { r.Error = err.Error(); return r }
 	if o.rateFraction > 0 {
 		rate, err := halfRate(o.saturation, protocol, o.rateFraction)
@@ -423,7 +424,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		}
 		return collectorproc.Options{
 			Binary:    taskset,
-			Args:      append([]string{"-c", strconv.Itoa(o.collectorCPU), bin, "--config", filepath.Join(o.root, cfg), "--config", overlayPath}, collectorFlags(sets, o.featureGates)...),
+			Args:      append(configArgs(o.root, o.collectorCPU, bin, cfg, j.variant.Overlays, overlayPath), collectorFlags(sets, o.featureGates)...),
 			Env:       append([]string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")}, o.collectorEnv...),
 			HealthURL: "http://" + ports.Health + "/",
 		}, nil
@@ -700,6 +701,16 @@ func target(l collectorproc.Listeners, protocol string) string {
 	default:
 		return l.DDTrace
 	}
+}
+
+// configArgs is taskset's command line up to the collector's flags: the mode's configuration,
+// the variant's overlays, then the ports overlay (last, so that it wins).
+func configArgs(root string, cpu int, bin, cfg string, overlays []string, portsPath string) []string {
+	args := []string{"-c", strconv.Itoa(cpu), bin, "--config", filepath.Join(root, cfg)}
+	for _, ov := range overlays {
+		args = append(args, "--config", filepath.Join(root, ov))
+	}
+	return append(args, "--config", portsPath)
 }
 
 // overlayFor moves every listener of coll's configuration cfg to a free loopback port.

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/receiver"
 	otelconftelemetry "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+	apmmetricsconnector "github.com/tracegate/tracegate/connector/apmmetricsconnector"
 	elasticapmconnector "github.com/elastic/opentelemetry-collector-components/connector/elasticapmconnector"
 	forwardconnector "go.opentelemetry.io/collector/connector/forwardconnector"
 	elasticsearchexporter "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/elasticsearchexporter"
@@ -128,6 +129,7 @@ func components() (otelcol.Factories, error) {
 	})
 
 	factories.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](
+		apmmetricsconnector.NewFactory(),
 		elasticapmconnector.NewFactory(),
 		forwardconnector.NewFactory(),
 	)
@@ -135,6 +137,7 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ConnectorModules = makeModulesMap(factories.Connectors, map[component.Type]string{
+		apmmetricsconnector.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
 		elasticapmconnector.NewFactory().Type(): "github.com/elastic/opentelemetry-collector-components/connector/elasticapmconnector v0.36.0",
 		forwardconnector.NewFactory().Type(): "go.opentelemetry.io/collector/connector/forwardconnector v0.148.0",
 	})

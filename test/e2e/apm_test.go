@@ -467,11 +467,11 @@ func TestAPMOverlaysAlike(t *testing.T) {
 		return m
 	}
 	memory, disk := load("apm.yaml"), load("apm-durable.yaml")
-	dir := disk["connectors"].(map[string]any)["elasticapm"].(map[string]any)["aggregation"].(map[string]any)["directory"]
+	dir := disk["connectors"].(map[string]any)["apmmetrics"].(map[string]any)["aggregation"].(map[string]any)["directory"]
 	if dir != "${env:TRACEGATE_BUFFER_DIR:-/var/lib/tracegate/buffer}/apm" {
 		t.Errorf("apm-durable.yaml: aggregation.directory = %v, want under the buffer's directory", dir)
 	}
-	disk["connectors"].(map[string]any)["elasticapm"] = map[string]any{}
+	disk["connectors"].(map[string]any)["apmmetrics"] = map[string]any{}
 	a, _ := json.Marshal(memory)
 	b, _ := json.Marshal(disk)
 	if !bytes.Equal(a, b) {

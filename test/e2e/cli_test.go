@@ -55,7 +55,7 @@ func TestComponents(t *testing.T) {
 	want := map[string][]string{
 		"receivers":  {"ddtrace", "jaeger", "otlp", "zipkin"},
 		"processors": {"batch", "buffer", "elasticapm", "elasticmapping", "memory_limiter"},
-		"connectors": {"elasticapm", "forward"},
+		"connectors": {"apmmetrics", "elasticapm", "forward"},
 		// otlp_grpc and otlp_http are built in but not listed: see testdata/otlp-exporters.yaml.
 		"exporters":  {"debug", "elasticsearch"},
 		"extensions": {"basicauth", "bearertokenauth", "file_storage", "health_check", "pprof", "readylog", "zpages"},

@@ -84,12 +84,12 @@ func TestAPMFollowsConfigs(t *testing.T) {
 
 	// apm-durable.yaml is apm.yaml with the state under the buffer's directory of durable.yaml:
 	// the chart's durable case follows it, with the buffer's directory of the rendered config.
-	durableDir, _ := dig(durable, "connectors", "elasticapm", "aggregation", "directory").(string)
+	durableDir, _ := dig(durable, "connectors", "apmmetrics", "aggregation", "directory").(string)
 	bufferDir, _ := dig(readConfig(t, "../../configs/durable.yaml"), "processors", "buffer", "storage", "directory").(string)
 	if durableDir == "" || durableDir != bufferDir+"/apm" {
 		t.Fatalf("%s: %s is %q, want %q (the buffer's directory of configs/durable.yaml + /apm)", apmDurableOverlay, apmDirKey, durableDir, bufferDir+"/apm")
 	}
-	delete(dig(durable, "connectors", "elasticapm").(map[string]any), "aggregation")
+	delete(dig(durable, "connectors", "apmmetrics").(map[string]any), "aggregation")
 	if !reflect.DeepEqual(durable, memory) {
 		t.Fatalf("%s without %s differs from %s: keep the two alike", apmDurableOverlay, apmDirKey, apmOverlay)
 	}
@@ -119,7 +119,7 @@ config:
 			overlay := readConfig(t, apmOverlay)
 			if tc.onDisk != "" {
 				overlay = readConfig(t, apmDurableOverlay)
-				dig(overlay, "connectors", "elasticapm", "aggregation").(map[string]any)["directory"] = tc.onDisk
+				dig(overlay, "connectors", "apmmetrics", "aggregation").(map[string]any)["directory"] = tc.onDisk
 			}
 			want := mergeConfig(base, overlay)
 			if !reflect.DeepEqual(got, want) {
@@ -131,7 +131,7 @@ config:
 
 			pod := onlyPod(t, o)
 			c := pod.Containers[0]
-			dir, set := dig(got, "connectors", "elasticapm", "aggregation", "directory").(string)
+			dir, set := dig(got, "connectors", "apmmetrics", "aggregation", "directory").(string)
 			if tc.onDisk == "" {
 				if set {
 					t.Errorf("%s = %q, want the state in memory", apmDirKey, dir)
@@ -168,15 +168,15 @@ config:
   processors:
     buffer: {threads: 16}
   connectors:
-    elasticapm:
+    apmmetrics:
       aggregation:
         limits: {resource: {max_cardinality: 500}}
 `)
 	if v := dig(got, "processors", "buffer", "threads"); v != float64(16) {
 		t.Errorf("processors.buffer.threads = %v, want 16", v)
 	}
-	if v := dig(got, "connectors", "elasticapm", "aggregation", "limits", "resource", "max_cardinality"); v != float64(500) {
-		t.Errorf("connectors.elasticapm...max_cardinality = %v, want 500", v)
+	if v := dig(got, "connectors", "apmmetrics", "aggregation", "limits", "resource", "max_cardinality"); v != float64(500) {
+		t.Errorf("connectors.apmmetrics...max_cardinality = %v, want 500", v)
 	}
 	if v := dig(got, "processors", "elasticmapping", "mode"); v != "otel" {
 		t.Errorf("processors.elasticmapping.mode = %v", v)

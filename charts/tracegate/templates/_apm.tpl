@@ -8,20 +8,20 @@ processors:
     apm_inputs: true
   elasticapm: {}
 connectors:
-  elasticapm: {}
+  apmmetrics: {}
   forward: {}
 service:
   pipelines:
     traces:
       processors: [memory_limiter, elasticmapping, elasticapm]
-      exporters: [elasticapm, forward]
+      exporters: [apmmetrics, forward]
     traces/out:
       receivers: [forward]
       processors: [buffer]
       exporters: [elasticsearch]
     logs:
       processors: [memory_limiter, elasticmapping, elasticapm]
-      exporters: [elasticapm, forward]
+      exporters: [apmmetrics, forward]
     logs/out:
       receivers: [forward]
       processors: [buffer]
@@ -30,7 +30,7 @@ service:
       processors: [memory_limiter, elasticmapping, elasticapm]
       exporters: [forward]
     metrics/out:
-      receivers: [forward, elasticapm]
+      receivers: [forward, apmmetrics]
       processors: [buffer]
       exporters: [elasticsearch]
 {{- end }}
@@ -44,7 +44,7 @@ service:
 {{- $overlay := include "tracegate.apmOverlay" . | fromYaml }}
 {{- $dir := toString (dig "processors" "buffer" "storage" "directory" "" $cfg) }}
 {{- if and (eq .Values.mode "statefulset") $dir }}
-{{- $_ := set $overlay.connectors "elasticapm" (dict "aggregation" (dict "directory" (printf "%s/apm" (trimSuffix "/" $dir)))) }}
+{{- $_ := set $overlay.connectors "apmmetrics" (dict "aggregation" (dict "directory" (printf "%s/apm" (trimSuffix "/" $dir)))) }}
 {{- end }}
 {{- toYaml (mergeOverwrite $cfg $overlay) }}
 {{- end }}

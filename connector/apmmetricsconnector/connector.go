@@ -1,0 +1,343 @@
+package apmmetricsconnector
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/elastic/opentelemetry-collector-components/processor/lsmintervalprocessor"
+	"go.opentelemetry.io/collector/client"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/tracegate/tracegate/connector/apmmetricsconnector/internal/metadata"
+)
+
+// Why pending sums were flushed (the flushes metric's reason attribute).
+var (
+	reasonInterval = attribute.NewSet(attribute.String("reason", "interval"))
+	reasonWindow   = attribute.NewSet(attribute.String("reason", "window"))
+	reasonSize     = attribute.NewSet(attribute.String("reason", "size"))
+	reasonShutdown = attribute.NewSet(attribute.String("reason", "shutdown"))
+)
+
+// apmMetrics is one connector, shared by its traces, logs and metrics sides: they count into the
+// same sums and the same store (EDOT's lsminterval processor: intervals, storage, limits).
+type apmMetrics struct {
+	cfg       *Config
+	store     processor.Metrics
+	telemetry *metadata.TelemetryBuilder
+	logger    *zap.Logger
+	metaKeys  []string
+	now       func() time.Time
+
+	mu      sync.Mutex
+	counter counter
+	// pending are the sums since the last flush, per client metadata (the store splits its
+	// aggregation by the metadata_keys' values, read from the context a flush passes on).
+	pending map[string]*pendingSums
+	window  time.Time // the shortest interval's window the pending sums arrived in
+
+	lifeMu            sync.Mutex
+	started, shutDown bool
+	stopLoop          context.CancelFunc
+	stopped           chan struct{}
+}
+
+type pendingSums struct {
+	*sums
+	info client.Info
+}
+
+func newAPMMetrics(ctx context.Context, set connector.Settings, cfg *Config, next consumer.Metrics) (*apmMetrics, error) {
+	lsmSet := processor.Settings{ID: set.ID, TelemetrySettings: set.TelemetrySettings, BuildInfo: set.BuildInfo}
+	lsmFactory := lsmintervalprocessor.NewFactory()
+	lsmSet.ID = component.NewIDWithName(lsmFactory.Type(), set.ID.Name())
+	store, err := lsmFactory.CreateMetrics(ctx, lsmSet, cfg.lsmConfig(), next)
+	if err != nil {
+		return nil, err
+	}
+	return newWithStore(set, cfg, store)
+}
+
+// newWithStore is the connector in front of store (EDOT's lsminterval processor, or a test's).
+func newWithStore(set connector.Settings, cfg *Config, store processor.Metrics) (*apmMetrics, error) {
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	c := &apmMetrics{
+		cfg: cfg, store: store, telemetry: tb, logger: set.Logger, now: time.Now,
+		pending: map[string]*pendingSums{},
+		stopped: make(chan struct{}),
+	}
+	if cfg.Aggregation != nil {
+		c.metaKeys = slices.Sorted(slices.Values(cfg.Aggregation.MetadataKeys))
+	}
+	c.counter = counter{specs: newAttrSpecs(cfg.CustomSpanAttributes), resources: resourceSpecs(cfg.CustomResourceAttributes)}
+	if v, ok := set.Resource.Attributes().Get("service.instance.id"); ok && v.Str() != "" {
+		c.counter.instance = v.Str()
+	}
+	err = tb.RegisterConnectorApmmetricsPendingSeriesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		c.mu.Lock()
+		n := 0
+		for _, p := range c.pending {
+			n += p.n
+		}
+		c.mu.Unlock()
+		o.Observe(int64(n))
+		return nil
+	})
+	return c, err
+}
+
+// Start starts the store and the flush loop once, whichever side starts first.
+func (c *apmMetrics) Start(ctx context.Context, host component.Host) error {
+	c.lifeMu.Lock()
+	defer c.lifeMu.Unlock()
+	if c.started {
+		return nil
+	}
+	if err := c.store.Start(ctx, host); err != nil {
+		return err
+	}
+	c.started = true
+	// The loop outlives Start's context: it ends with Shutdown.
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.stopLoop = cancel
+	go c.flushLoop(loopCtx)
+	return nil
+}
+
+// Shutdown hands the pending sums to the store, whose own shutdown exports every open window.
+// The first side's shutdown does it: the sides' pipelines stop their receivers first.
+func (c *apmMetrics) Shutdown(ctx context.Context) error {
+	c.lifeMu.Lock()
+	defer c.lifeMu.Unlock()
+	if c.shutDown {
+		return nil
+	}
+	c.shutDown = true
+	if c.started {
+		c.stopLoop()
+		<-c.stopped
+	}
+	c.flush(ctx, c.takeAll(), reasonShutdown)
+	err := c.store.Shutdown(ctx)
+	c.telemetry.Shutdown()
+	return err
+}
+
+// flushLoop flushes at every multiple of the flush interval, so that a window's edge is a flush.
+func (c *apmMetrics) flushLoop(ctx context.Context) {
+	defer close(c.stopped)
+	every := c.cfg.FlushInterval
+	timer := time.NewTimer(time.Until(c.now().Truncate(every).Add(every)))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		c.flush(ctx, c.takeAll(), reasonInterval)
+		timer.Reset(time.Until(c.now().Truncate(every).Add(every)))
+	}
+}
+
+// takeAll removes and returns every pending sum; the caller flushes them.
+func (c *apmMetrics) takeAll() []*pendingSums {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.takeAllLocked()
+}
+
+func (c *apmMetrics) takeAllLocked() []*pendingSums {
+	out := make([]*pendingSums, 0, len(c.pending))
+	for k, p := range c.pending {
+		out = append(out, p)
+		delete(c.pending, k)
+	}
+	return out
+}
+
+// flush merges sums into the store. A store that refuses them (its disk) loses them: logged and
+// counted.
+func (c *apmMetrics) flush(ctx context.Context, all []*pendingSums, reason attribute.Set) {
+	for _, p := range all {
+		if p.n == 0 {
+			continue
+		}
+		n := p.n
+		md := p.metrics(pcommon.NewTimestampFromTime(c.now()))
+		c.telemetry.ConnectorApmmetricsFlushes.Add(ctx, 1, metric.WithAttributeSet(reason))
+		if err := c.store.ConsumeMetrics(client.NewContext(ctx, p.info), md); err != nil {
+			c.telemetry.ConnectorApmmetricsFlushFailures.Add(ctx, 1)
+			c.logger.Error("the aggregation store refused the summed metrics; their counts are lost",
+				zap.Int("series", n), zap.Error(err))
+		}
+	}
+}
+
+// count runs add on the pending sums of the request's client metadata, under the lock, and
+// flushes first when the window changed and after when the sums got too many series.
+func (c *apmMetrics) count(ctx context.Context, add func(*sums)) {
+	window := c.now().Truncate(c.shortestInterval())
+	c.mu.Lock()
+	var rotated []*pendingSums
+	reason := reasonWindow
+	if !window.Equal(c.window) {
+		rotated = c.takeAllLocked()
+		c.window = window
+	}
+	p := c.pendingFor(ctx)
+	add(p.sums)
+	if len(rotated) == 0 && c.seriesLocked() >= c.cfg.MaxPendingSeries {
+		rotated, reason = c.takeAllLocked(), reasonSize
+	}
+	c.mu.Unlock()
+	c.flush(ctx, rotated, reason)
+}
+
+func (c *apmMetrics) seriesLocked() int {
+	n := 0
+	for _, p := range c.pending {
+		n += p.n
+	}
+	return n
+}
+
+func (c *apmMetrics) shortestInterval() time.Duration {
+	if a := c.cfg.Aggregation; a != nil && len(a.Intervals) > 0 {
+		return a.Intervals[0]
+	}
+	return defaultIntervals[0]
+}
+
+// pendingFor returns the pending sums of the context's client metadata (the metadata_keys' values).
+func (c *apmMetrics) pendingFor(ctx context.Context) *pendingSums {
+	var key string
+	var info client.Info
+	if len(c.metaKeys) > 0 {
+		in := client.FromContext(ctx)
+		kept := map[string][]string{}
+		var b strings.Builder
+		for _, k := range c.metaKeys {
+			if vs := in.Metadata.Get(k); len(vs) > 0 {
+				kept[k] = vs
+				b.WriteString(k + "\x00" + strings.Join(vs, "\x00") + "\x01")
+			}
+		}
+		key = b.String()
+		info = client.Info{Metadata: client.NewMetadata(kept)}
+	}
+	p, ok := c.pending[key]
+	if !ok {
+		p = &pendingSums{sums: newSums(), info: info}
+		c.pending[key] = p
+	}
+	return p
+}
+
+func (c *apmMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	var spans, invalid int64
+	c.count(ctx, func(s *sums) {
+		for _, rs := range td.ResourceSpans().All() {
+			res := c.counter.resourcesOf(s, rs.Resource().Attributes())
+			for _, ss := range rs.ScopeSpans().All() {
+				for _, span := range ss.Spans().All() {
+					spans++
+					if !c.counter.addSpan(s, res, span) {
+						invalid++
+					}
+				}
+			}
+		}
+	})
+	c.telemetry.ConnectorApmmetricsSpans.Add(ctx, spans)
+	if invalid > 0 {
+		c.telemetry.ConnectorApmmetricsInvalidTracestates.Add(ctx, invalid)
+		c.logger.Debug("spans with a tracestate that could not be parsed were counted once", zap.Int64("spans", invalid))
+	}
+	return nil
+}
+
+func (c *apmMetrics) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	var n int64
+	c.count(ctx, func(s *sums) {
+		for _, rl := range ld.ResourceLogs().All() {
+			res := c.counter.resourcesOf(s, rl.Resource().Attributes())
+			for _, sl := range rl.ScopeLogs().All() {
+				for _, lr := range sl.LogRecords().All() {
+					n++
+					c.counter.addRecord(s, res, lr.Attributes())
+				}
+			}
+		}
+	})
+	c.telemetry.ConnectorApmmetricsLogRecords.Add(ctx, n)
+	return nil
+}
+
+func (c *apmMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	var n int64
+	c.count(ctx, func(s *sums) {
+		for _, rm := range md.ResourceMetrics().All() {
+			res := c.counter.resourcesOf(s, rm.Resource().Attributes())
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					forEachDataPointAttrs(m, func(attrs pcommon.Map) {
+						n++
+						c.counter.addRecord(s, res, attrs)
+					})
+				}
+			}
+		}
+	})
+	c.telemetry.ConnectorApmmetricsDataPoints.Add(ctx, n)
+	return nil
+}
+
+// forEachDataPointAttrs calls f with the attributes of each of m's data points.
+func forEachDataPointAttrs(m pmetric.Metric, f func(pcommon.Map)) {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		for _, dp := range m.Gauge().DataPoints().All() {
+			f(dp.Attributes())
+		}
+	case pmetric.MetricTypeSum:
+		for _, dp := range m.Sum().DataPoints().All() {
+			f(dp.Attributes())
+		}
+	case pmetric.MetricTypeHistogram:
+		for _, dp := range m.Histogram().DataPoints().All() {
+			f(dp.Attributes())
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		for _, dp := range m.ExponentialHistogram().DataPoints().All() {
+			f(dp.Attributes())
+		}
+	case pmetric.MetricTypeSummary:
+		for _, dp := range m.Summary().DataPoints().All() {
+			f(dp.Attributes())
+		}
+	case pmetric.MetricTypeEmpty:
+	}
+}
+
+// Capabilities: the connector reads its input and never changes it, so the fan-out in front of
+// it need not copy each batch for it (EDOT's connector mutates and is handed a copy).
+func (c *apmMetrics) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}

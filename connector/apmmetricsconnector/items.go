@@ -1,0 +1,161 @@
+package apmmetricsconnector
+
+import (
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatautil"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// instanceKey carries the collector's own service.instance.id on every aggregated resource, as
+// signaltometrics does (two collectors' metrics of one service stay apart in a time-series data
+// stream instead of refusing each other as duplicates).
+const instanceKey = "signal_to_metrics.service.instance.id"
+
+// counter sums items into the pending sums; the caller holds the connector's lock.
+type counter struct {
+	specs     attrSpecs
+	resources [2][]attrSpec
+	instance  string // the collector's service.instance.id; empty: none
+	key       []byte // scratch
+}
+
+// resourcesOf returns the sums of the resource's two kept attribute sets.
+func (c *counter) resourcesOf(s *sums, res pcommon.Map) [2]*resourceSums {
+	var out [2]*resourceSums
+	for set, specs := range c.resources {
+		attrs := buildAttrs(specs, func(spec attrSpec) (pcommon.Value, bool) { return res.Get(spec.key) }, 1)
+		if c.instance != "" {
+			attrs.PutStr(instanceKey, c.instance)
+		}
+		out[set] = s.resource(pdatautil.MapHash(attrs), attrs)
+	}
+	return out
+}
+
+// spanFacts are what a span's metrics are made of.
+type spanFacts struct {
+	attrs    pcommon.Map
+	isRoot   pcommon.Value
+	name     pcommon.Value
+	count    int64   // the adjusted count: how many spans this sampled one stands for
+	duration float64 // microseconds, truncated
+}
+
+func (f *spanFacts) value(spec attrSpec) (pcommon.Value, bool) {
+	switch spec.source {
+	case transactionRoot:
+		return f.isRoot, true
+	case spanName:
+		return f.name, true
+	default:
+		return f.attrs.Get(spec.key)
+	}
+}
+
+// rootValues are transaction.root's two values, made once (read only).
+var rootValues = [2]pcommon.Value{pcommon.NewValueBool(false), pcommon.NewValueBool(true)}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// adjustedCount is signaltometrics' AdjustedCount(): the inverse of the sampling probability the
+// tracestate's OpenTelemetry threshold gives, 1 without one.
+func adjustedCount(ts pcommon.TraceState) (float64, error) {
+	raw := ts.AsRaw()
+	if raw == "" {
+		return 1, nil
+	}
+	w3c, err := sampling.NewW3CTraceState(raw)
+	if err != nil {
+		return 0, err
+	}
+	ot := w3c.OTelValue()
+	if ot == nil || ot.TValue() == "" {
+		return 1, nil
+	}
+	return ot.AdjustedCount(), nil
+}
+
+// addSpan counts one span into the metrics it belongs to. It reports false when the span's
+// tracestate could not be parsed (the span is then counted once).
+func (c *counter) addSpan(s *sums, res [2]*resourceSums, span ptrace.Span) bool {
+	adjusted, err := adjustedCount(span.TraceState())
+	valid := err == nil
+	if !valid {
+		adjusted = 1
+	}
+	f := &spanFacts{
+		attrs:    span.Attributes(),
+		isRoot:   rootValues[boolIndex(span.ParentSpanID().IsEmpty())],
+		name:     pcommon.NewValueStr(span.Name()),
+		count:    int64(adjusted),
+		duration: float64(span.EndTimestamp().AsTime().Sub(span.StartTimestamp().AsTime()).Microseconds()),
+	}
+	for m := range numMetrics {
+		se := c.seriesOf(s, res, m, f.value)
+		if se == nil {
+			continue
+		}
+		switch m {
+		case serviceSummary, destinationResponseTimeCount:
+			se.intSum += f.count
+		case destinationResponseTimeSum:
+			se.dblSum += f.duration
+		case serviceTransactionHistogram, transactionHistogram:
+			if f.count != 0 {
+				se.expo.UpdateByIncr(f.duration, uint64(f.count))
+			}
+		case serviceTransactionSummary, transactionSummary:
+			if f.count != 0 {
+				se.addHistogram(f.duration, f.count)
+			}
+		case successCount:
+			c.addOutcome(se, f)
+		}
+	}
+	return valid
+}
+
+// addOutcome counts a transaction into event.success_count: 1 for a success, 0 for any other
+// outcome, each weighed by the adjusted count, so that sum / value_count is the success rate.
+// (EDOT's connector weighs a success's value by the adjusted count a second time.)
+func (c *counter) addOutcome(se *series, f *spanFacts) {
+	if f.count == 0 {
+		return
+	}
+	if outcome, _ := f.attrs.Get("event.outcome"); outcome.Type() == pcommon.ValueTypeStr && outcome.Str() == "success" {
+		se.addHistogram(1, f.count)
+	} else {
+		se.addHistogram(0, f.count)
+	}
+}
+
+// seriesOf returns the series of metric m the item belongs to, nil when it lacks a required
+// attribute (or, for event.success_count, an outcome).
+func (c *counter) seriesOf(s *sums, res [2]*resourceSums, m metricID, get valueOf) *series {
+	specs := c.specs[m]
+	var ok bool
+	if c.key, ok = appendKey(c.key[:0], specs, get); !ok {
+		return nil
+	}
+	if m == successCount {
+		if _, has := get(attrSpec{key: "event.outcome"}); !has {
+			return nil
+		}
+	}
+	r := res[metricDefs[m].resource]
+	return s.seriesFor(r, m, c.key, func() pcommon.Map { return buildAttrs(specs, get, 0) })
+}
+
+// addRecord counts one log record or metric data point (attributes attrs) into the service summary.
+func (c *counter) addRecord(s *sums, res [2]*resourceSums, attrs pcommon.Map) {
+	get := func(spec attrSpec) (pcommon.Value, bool) { return attrs.Get(spec.key) }
+	if se := c.seriesOf(s, res, serviceSummary, get); se != nil {
+		se.intSum++
+	}
+}
