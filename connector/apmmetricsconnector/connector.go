@@ -85,10 +85,11 @@ func newWithStore(set connector.Settings, cfg *Config, store processor.Metrics) 
 	if cfg.Aggregation != nil {
 		c.metaKeys = slices.Sorted(slices.Values(cfg.Aggregation.MetadataKeys))
 	}
-	c.counter = counter{specs: newAttrSpecs(cfg.CustomSpanAttributes), resources: resourceSpecs(cfg.CustomResourceAttributes)}
-	if v, ok := set.Resource.Attributes().Get("service.instance.id"); ok && v.Str() != "" {
-		c.counter.instance = v.Str()
+	instance := ""
+	if v, ok := set.Resource.Attributes().Get("service.instance.id"); ok {
+		instance = v.Str()
 	}
+	c.counter = newCounter(cfg.CustomSpanAttributes, cfg.CustomResourceAttributes, instance)
 	err = tb.RegisterConnectorApmmetricsPendingSeriesCallback(func(_ context.Context, o metric.Int64Observer) error {
 		c.mu.Lock()
 		n := 0

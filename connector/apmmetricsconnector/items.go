@@ -16,15 +16,26 @@ const instanceKey = "signal_to_metrics.service.instance.id"
 type counter struct {
 	specs     attrSpecs
 	resources [2][]attrSpec
-	instance  string // the collector's service.instance.id; empty: none
-	key       []byte // scratch
+	outcome   attrSpec // event.outcome, with its slot
+	instance  string   // the collector's service.instance.id; empty: none
+	key       []byte   // scratch
+	facts     spanFacts
+}
+
+func newCounter(customSpan, customResource []string, instance string) counter {
+	c := counter{specs: newAttrSpecs(customSpan), resources: resourceSpecs(customResource), instance: instance}
+	slots := c.specs.assignSlots()
+	c.outcome = attrSpec{key: "event.outcome", slot: slots["event.outcome"]}
+	c.facts.vals = make([]pcommon.Value, len(slots))
+	c.facts.known = make([]lookup, len(slots))
+	return c
 }
 
 // resourcesOf returns the sums of the resource's two kept attribute sets.
 func (c *counter) resourcesOf(s *sums, res pcommon.Map) [2]*resourceSums {
 	var out [2]*resourceSums
 	for set, specs := range c.resources {
-		attrs := buildAttrs(specs, func(spec attrSpec) (pcommon.Value, bool) { return res.Get(spec.key) }, 1)
+		attrs := buildAttrs(specs, &mapSource{res}, 1)
 		if c.instance != "" {
 			attrs.PutStr(instanceKey, c.instance)
 		}
@@ -33,11 +44,23 @@ func (c *counter) resourcesOf(s *sums, res pcommon.Map) [2]*resourceSums {
 	return out
 }
 
-// spanFacts are what a span's metrics are made of.
+// lookup is what a span attribute's memo holds.
+type lookup uint8
+
+const (
+	notLooked lookup = iota
+	found
+	absent
+)
+
+// spanFacts are what a span's metrics are made of; the span attributes read are memoized by
+// slot (nine metrics read the same few keys: one lookup each instead of one per metric).
 type spanFacts struct {
 	attrs    pcommon.Map
 	isRoot   pcommon.Value
 	name     pcommon.Value
+	vals     []pcommon.Value
+	known    []lookup
 	count    int64   // the adjusted count: how many spans this sampled one stands for
 	duration float64 // microseconds, truncated
 }
@@ -48,9 +71,19 @@ func (f *spanFacts) value(spec attrSpec) (pcommon.Value, bool) {
 		return f.isRoot, true
 	case spanName:
 		return f.name, true
-	default:
-		return f.attrs.Get(spec.key)
 	}
+	switch f.known[spec.slot] {
+	case found:
+		return f.vals[spec.slot], true
+	case absent:
+		return pcommon.Value{}, false
+	}
+	v, ok := f.attrs.Get(spec.key)
+	f.vals[spec.slot], f.known[spec.slot] = v, absent
+	if ok {
+		f.known[spec.slot] = found
+	}
+	return v, ok
 }
 
 // rootValues are transaction.root's two values, made once (read only).
@@ -89,15 +122,15 @@ func (c *counter) addSpan(s *sums, res [2]*resourceSums, span ptrace.Span) bool 
 	if !valid {
 		adjusted = 1
 	}
-	f := &spanFacts{
-		attrs:    span.Attributes(),
-		isRoot:   rootValues[boolIndex(span.ParentSpanID().IsEmpty())],
-		name:     pcommon.NewValueStr(span.Name()),
-		count:    int64(adjusted),
-		duration: float64(span.EndTimestamp().AsTime().Sub(span.StartTimestamp().AsTime()).Microseconds()),
-	}
+	f := &c.facts
+	f.attrs = span.Attributes()
+	f.isRoot = rootValues[boolIndex(span.ParentSpanID().IsEmpty())]
+	f.name = pcommon.NewValueStr(span.Name())
+	f.count = int64(adjusted)
+	f.duration = float64(span.EndTimestamp().AsTime().Sub(span.StartTimestamp().AsTime()).Microseconds())
+	clear(f.known)
 	for m := range numMetrics {
-		se := c.seriesOf(s, res, m, f.value)
+		se := c.seriesOf(s, res, m, f)
 		if se == nil {
 			continue
 		}
@@ -128,7 +161,7 @@ func (c *counter) addOutcome(se *series, f *spanFacts) {
 	if f.count == 0 {
 		return
 	}
-	if outcome, _ := f.attrs.Get("event.outcome"); outcome.Type() == pcommon.ValueTypeStr && outcome.Str() == "success" {
+	if outcome, _ := f.value(c.outcome); outcome.Type() == pcommon.ValueTypeStr && outcome.Str() == "success" {
 		se.addHistogram(1, f.count)
 	} else {
 		se.addHistogram(0, f.count)
@@ -137,25 +170,24 @@ func (c *counter) addOutcome(se *series, f *spanFacts) {
 
 // seriesOf returns the series of metric m the item belongs to, nil when it lacks a required
 // attribute (or, for event.success_count, an outcome).
-func (c *counter) seriesOf(s *sums, res [2]*resourceSums, m metricID, get valueOf) *series {
+func (c *counter) seriesOf(s *sums, res [2]*resourceSums, m metricID, src valueSource) *series {
 	specs := c.specs[m]
 	var ok bool
-	if c.key, ok = appendKey(c.key[:0], specs, get); !ok {
+	if c.key, ok = appendKey(c.key[:0], specs, src); !ok {
 		return nil
 	}
 	if m == successCount {
-		if _, has := get(attrSpec{key: "event.outcome"}); !has {
+		if _, has := src.value(c.outcome); !has {
 			return nil
 		}
 	}
 	r := res[metricDefs[m].resource]
-	return s.seriesFor(r, m, c.key, func() pcommon.Map { return buildAttrs(specs, get, 0) })
+	return s.seriesFor(r, m, c.key, func() pcommon.Map { return buildAttrs(specs, src, 0) })
 }
 
 // addRecord counts one log record or metric data point (attributes attrs) into the service summary.
 func (c *counter) addRecord(s *sums, res [2]*resourceSums, attrs pcommon.Map) {
-	get := func(spec attrSpec) (pcommon.Value, bool) { return attrs.Get(spec.key) }
-	if se := c.seriesOf(s, res, serviceSummary, get); se != nil {
+	if se := c.seriesOf(s, res, serviceSummary, &mapSource{attrs}); se != nil {
 		se.intSum++
 	}
 }

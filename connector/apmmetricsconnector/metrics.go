@@ -1,6 +1,10 @@
 package apmmetricsconnector
 
-import "go.opentelemetry.io/collector/pdata/pcommon"
+import (
+	"slices"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
 
 // The metrics and their attributes are EDOT's elasticapm connector's (config.go of
 // elasticapmconnector v0.36.0, signaltometricsConfig): the same names, descriptions, units and
@@ -85,6 +89,7 @@ type attrSpec struct {
 	required bool
 	hasDef   bool
 	def      pcommon.Value // the default, when hasDef
+	slot     int           // a span attribute's index among the distinct keys (spanFacts memoizes them)
 }
 
 func required(key string) attrSpec { return attrSpec{key: key, required: true} }
@@ -143,6 +148,29 @@ func newAttrSpecs(customSpan []string) attrSpecs {
 	s[destinationResponseTimeSum] = destination
 	s[destinationResponseTimeCount] = destination
 	return s
+}
+
+// assignSlots numbers the distinct span attribute keys of specs (each spec's slot), so that a
+// span's value for a key is looked up once however many metrics read it; it returns how many
+// there are and the slot of each key.
+func (s *attrSpecs) assignSlots() map[string]int {
+	slots := map[string]int{}
+	for m := range s {
+		specs := slices.Clone(s[m]) // the groups above share backing arrays
+		for i := range specs {
+			if specs[i].source != fromSpan {
+				continue
+			}
+			slot, ok := slots[specs[i].key]
+			if !ok {
+				slot = len(slots)
+				slots[specs[i].key] = slot
+			}
+			specs[i].slot = slot
+		}
+		s[m] = specs
+	}
+	return slots
 }
 
 // resourceSpecs are the resource attributes each resource set keeps (agent.name defaults to

@@ -171,15 +171,21 @@ func copyBuckets(src *structure.Buckets, dest pmetric.ExponentialHistogramDataPo
 	}
 }
 
-// attrValue is an attribute's value for an item under spec: the item's, else the default; ok is
-// false when there is neither.
-type valueOf func(spec attrSpec) (pcommon.Value, bool)
+// valueSource gives an item's value of spec's attribute; false when the item has none.
+type valueSource interface {
+	value(spec attrSpec) (pcommon.Value, bool)
+}
+
+// mapSource reads the attributes of a map (a resource, a log record, a data point).
+type mapSource struct{ m pcommon.Map }
+
+func (s *mapSource) value(spec attrSpec) (pcommon.Value, bool) { return s.m.Get(spec.key) }
 
 // appendKey appends the identity of the attributes specs select (each value with its type) to
 // key; ok is false when a required one is missing, and the item is then not counted in the metric.
-func appendKey(key []byte, specs []attrSpec, get valueOf) ([]byte, bool) {
+func appendKey(key []byte, specs []attrSpec, src valueSource) ([]byte, bool) {
 	for _, spec := range specs {
-		v, found := get(spec)
+		v, found := src.value(spec)
 		switch {
 		case found:
 			key = appendValue(key, v)
@@ -219,11 +225,11 @@ func appendValue(key []byte, v pcommon.Value) []byte {
 
 // buildAttrs makes the attribute map specs select, as signaltometrics makes it: in spec order,
 // the item's value or the default, missing optional ones left out.
-func buildAttrs(specs []attrSpec, get valueOf, extra int) pcommon.Map {
+func buildAttrs(specs []attrSpec, src valueSource, extra int) pcommon.Map {
 	m := pcommon.NewMap()
 	m.EnsureCapacity(len(specs) + extra)
 	for _, spec := range specs {
-		if v, found := get(spec); found {
+		if v, found := src.value(spec); found {
 			v.CopyTo(m.PutEmpty(spec.key))
 		} else if spec.hasDef {
 			spec.def.CopyTo(m.PutEmpty(spec.key))

@@ -1,0 +1,120 @@
+package bufferprocessor
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/tracegate/tracegate/connector/apmmetricsconnector"
+	"github.com/tracegate/tracegate/internal/testbed/loadgen"
+	"github.com/tracegate/tracegate/processor/elasticmappingprocessor"
+)
+
+// fanOut hands a batch to the buffer and to the connector as the collector's fan-out does when
+// a mutating consumer (the buffer, which keeps the batch) sits beside a read-only one (the
+// connector): the buffer gets a copy.
+type fanOut struct{ buffer, counter consumer.Traces }
+
+func (fanOut) Capabilities() consumer.Capabilities { return consumer.Capabilities{MutatesData: true} }
+
+func (f fanOut) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	clone := ptrace.NewTraces()
+	td.CopyTo(clone)
+	return errors.Join(f.buffer.ConsumeTraces(ctx, clone), f.counter.ConsumeTraces(ctx, td))
+}
+
+// BenchmarkAPMPathCPU: process CPU per span of configs/default.yaml's trace path (elasticmapping →
+// buffer in memory mode → contrib elasticsearch exporter) against the same path with the Kibana
+// APM overlay (elasticmapping with apm_inputs → Elastic's elasticapm processor → the apmmetrics
+// connector and, beside it, a copy into the buffer → exporter). Requests of 10 tracegen spans,
+// each decoded from OTLP as the receiver does; the two paths alternate in chunks so that both
+// see the same machine; the fake Elasticsearch runs in a child process. The receivers' HTTP and
+// gRPC serving, the same in both, are left out, so the ratio is above the one make bench-apm
+// measures through the binary.
+func BenchmarkAPMPathCPU(b *testing.B) {
+	const chunk = 512
+	url := startFakeES(b)
+	ctx := context.Background()
+	newBuffer := func() (*harness, *countingConsumer) {
+		exp := newCountingConsumer(newBenchESExporterWith(b, url, map[string]any{"traces_dynamic_id": map[string]any{"enabled": true}}))
+		cfg := memCfg()
+		cfg.Threads, cfg.QueueSize, cfg.MaxBatchItems = pipelineProducers, 10_000, 2048
+		return startB(b, cfg, exp), exp
+	}
+	mapping := func(apm bool, next consumer.Traces) consumer.Traces {
+		f := elasticmappingprocessor.NewFactory()
+		p, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()),
+			&elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: true, APMInputs: apm}, next)
+		require.NoError(b, err)
+		return p
+	}
+	plainBuffer, plainOut := newBuffer()
+	defer plainBuffer.shutdownB(b)
+	plain := mapping(false, plainBuffer.p)
+
+	apmBuffer, apmOut := newBuffer()
+	defer apmBuffer.shutdownB(b)
+	cf := apmmetricsconnector.NewFactory()
+	counter, err := cf.CreateTracesToMetrics(ctx, connector.Settings{
+		ID: component.NewID(cf.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo(),
+	}, cf.CreateDefaultConfig(), consumertest.NewNop())
+	require.NoError(b, err)
+	require.NoError(b, counter.Start(ctx, componenttest.NewNopHost()))
+	defer func() { require.NoError(b, counter.Shutdown(ctx)) }()
+	pf := elasticapmprocessor.NewFactory()
+	enrich, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pf.CreateDefaultConfig(), fanOut{buffer: apmBuffer.p, counter: counter})
+	require.NoError(b, err)
+	require.NoError(b, enrich.Start(ctx, componenttest.NewNopHost()))
+	defer func() { require.NoError(b, enrich.Shutdown(ctx)) }()
+	apm := mapping(true, enrich)
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	requests := make([][]byte, 64)
+	for i := range requests {
+		td := loadgen.OTLPTraces(loadgen.NewTrace(rng, []string{"checkout", "cart", "inventory"}[i%3], 10, time.Now()))
+		requests[i], err = (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		require.NoError(b, err)
+	}
+	send := func(next consumer.Traces, out *countingConsumer, n int) time.Duration {
+		want := out.count() + int64(n*10)
+		c0 := processCPU(b)
+		produceItems(b, func(ctx context.Context, req []byte) error {
+			td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(req)
+			if err != nil {
+				return err
+			}
+			return next.ConsumeTraces(ctx, td)
+		}, requests, n)
+		out.waitSpans(want)
+		return processCPU(b) - c0
+	}
+	send(plain, plainOut, 256)
+	send(apm, apmOut, 256)
+	var cpuPlain, cpuAPM time.Duration
+	var spans int64
+	b.ResetTimer()
+	for done := 0; done < b.N; done += chunk {
+		n := min(chunk, b.N-done)
+		cpuPlain += send(plain, plainOut, n)
+		cpuAPM += send(apm, apmOut, n)
+		spans += int64(n * 10)
+	}
+	b.StopTimer()
+	p := float64(cpuPlain.Nanoseconds()) / float64(spans)
+	a := float64(cpuAPM.Nanoseconds()) / float64(spans)
+	b.ReportMetric(p, "cpu-ns/span-default")
+	b.ReportMetric(a, "cpu-ns/span-apm")
+	b.ReportMetric(a/p, "apm/default")
+}
