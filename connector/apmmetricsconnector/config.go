@@ -27,7 +27,8 @@ type Config struct {
 	// FlushInterval is how long items are summed in memory before the sums are merged into the
 	// aggregation store. Every merge costs the store a serialization and, later, a merge of its
 	// own, so per request (EDOT's way) the store cost more than all the rest of the connector.
-	// A window's edge also flushes, so the items stay in the window they arrived in.
+	// A flush lands just before every window's edge (20 ms), so the items stay in the window
+	// they arrived in.
 	FlushInterval time.Duration `mapstructure:"flush_interval"`
 
 	// MaxPendingSeries bounds the series summed in memory: reaching it flushes at once, so memory

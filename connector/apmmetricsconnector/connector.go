@@ -140,11 +140,14 @@ func (c *apmMetrics) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// flushLoop flushes at every multiple of the flush interval, so that a window's edge is a flush.
+// flushLoop flushes just before every multiple of the flush interval, so that what arrived in a
+// window reaches the store before the store's own timer ends the window at its edge (only the
+// items of the last flushLead of a window may land in the next one, as with EDOT's connector a
+// request that is being merged at the edge).
 func (c *apmMetrics) flushLoop(ctx context.Context) {
 	defer close(c.stopped)
 	every := c.cfg.FlushInterval
-	timer := time.NewTimer(time.Until(c.now().Truncate(every).Add(every)))
+	timer := time.NewTimer(untilNextFlush(c.now(), every))
 	defer timer.Stop()
 	for {
 		select {
@@ -153,8 +156,20 @@ func (c *apmMetrics) flushLoop(ctx context.Context) {
 		case <-timer.C:
 		}
 		c.flush(ctx, c.takeAll(), reasonInterval)
-		timer.Reset(time.Until(c.now().Truncate(every).Add(every)))
+		timer.Reset(untilNextFlush(c.now(), every))
 	}
+}
+
+// flushLead is how long before each multiple of the flush interval the loop flushes.
+func flushLead(every time.Duration) time.Duration { return min(20*time.Millisecond, every/10) }
+
+// untilNextFlush is the wait from now until flushLead before the next multiple of every.
+func untilNextFlush(now time.Time, every time.Duration) time.Duration {
+	next := now.Truncate(every).Add(every - flushLead(every))
+	if !next.After(now) {
+		next = next.Add(every)
+	}
+	return next.Sub(now)
 }
 
 // takeAll removes and returns every pending sum; the caller flushes them.

@@ -331,3 +331,20 @@ func TestSidesShareOneInstance(t *testing.T) {
 	assert.NotSame(t, tr.(*shared).apmMetrics, again.(*shared).apmMetrics, "a new graph (a reload) builds a new instance")
 	require.NoError(t, again.Shutdown(t.Context()))
 }
+
+func TestUntilNextFlush(t *testing.T) {
+	base := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		now   time.Duration // after base
+		every time.Duration
+		want  time.Duration
+	}{
+		{0, time.Second, 980 * time.Millisecond},
+		{500 * time.Millisecond, time.Second, 480 * time.Millisecond},
+		{980 * time.Millisecond, time.Second, time.Second}, // just flushed: the next second's
+		{990 * time.Millisecond, time.Second, 990 * time.Millisecond},
+		{0, 50 * time.Millisecond, 45 * time.Millisecond}, // a tenth of a short interval
+	} {
+		assert.Equal(t, tt.want, untilNextFlush(base.Add(tt.now), tt.every), "now +%v, every %v", tt.now, tt.every)
+	}
+}

@@ -122,6 +122,8 @@ type apmSent struct {
 }
 
 func TestAPMProtocols(t *testing.T) {
+	// Mostly waiting for a minute's edge: run beside the other APM tests.
+	t.Parallel()
 	started := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()

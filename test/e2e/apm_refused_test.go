@@ -65,6 +65,8 @@ func postSpans(ctx context.Context, t *testing.T, endpoint string, body []byte) 
 }
 
 func TestAPMRefusedBatchesAreCountedAgain(t *testing.T) {
+	// Mostly waiting for a minute's edge: run beside the other APM tests.
+	t.Parallel()
 	g := startGatewayWith(t, gatewayOptions{
 		config: "default.yaml", esVersion: "9.2.0",
 		// A buffer that fills: two batches in memory, 1 MiB on disk.

@@ -172,6 +172,8 @@ func waitForDocs(ctx context.Context, t *testing.T, es *esstandin.Server, have f
 }
 
 func TestAPMOverlay(t *testing.T) {
+	// Mostly waiting for a minute's edge: run beside the other APM tests.
+	t.Parallel()
 	started := time.Now()
 	g := startGatewayWith(t, gatewayOptions{config: "default.yaml", overlays: []string{"elasticsearch/apm.yaml"}, esVersion: "9.2.0"})
 	service := "apm-e2e-" + newTestID()[:8]
