@@ -285,6 +285,8 @@ func spanArrivals(g *gateway) map[string]int {
 }
 
 func TestAPMOutageUnderLoad(t *testing.T) {
+	// Mostly waiting for a minute's edge: run beside the other APM tests.
+	t.Parallel()
 	started := time.Now()
 	g := startGatewayWith(t, gatewayOptions{config: "default.yaml", overlays: []string{"elasticsearch/apm.yaml"}, esVersion: "9.2.0"})
 	ctx := t.Context()
