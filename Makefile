@@ -176,8 +176,10 @@ bench-tools: build build-stock
 	$(GO) build -o bin/tracegen ./bench/tracegen
 	$(GO) build -o bin/benchrun ./bench/benchrun
 
-bench-go: ## Go benchmarks of the hot paths (ddtrace decode+translate, HTTP handler, buffer), -benchmem
+bench-go: ## Go benchmarks of the hot paths (ddtrace decode+translate, HTTP handler, buffer, apmmetrics connector), -benchmem
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./receiver/ddtracereceiver/ ./processor/bufferprocessor/...
+	@# Not -bench .: BenchmarkMemory takes a minute per run (-bench Memory -benchtime 1x).
+	$(GO) test -run '^$$' -bench ConsumeTraces -benchmem -benchtime 20000x -count 1 ./connector/apmmetricsconnector/
 
 clean: ## remove build output
 	rm -rf bin cmd/tracegate/tracegate bench/tracegate-stock/tracegate-stock

@@ -146,17 +146,17 @@ func buildLogs(n int) plog.Logs {
 }
 
 // enrich runs Elastic's APM processor over td, as configs/elasticsearch/apm.yaml does.
-func enrich(t *testing.T, td ptrace.Traces) ptrace.Traces {
-	t.Helper()
+func enrich(tb testing.TB, td ptrace.Traces) ptrace.Traces {
+	tb.Helper()
 	f := elasticapmprocessor.NewFactory()
 	sink := new(consumertest.TracesSink)
-	p, err := f.CreateTraces(t.Context(), processor.Settings{
+	p, err := f.CreateTraces(tb.Context(), processor.Settings{
 		ID: component.NewID(f.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo(),
 	}, f.CreateDefaultConfig(), sink)
-	require.NoError(t, err)
-	require.NoError(t, p.Start(t.Context(), componenttest.NewNopHost()))
-	require.NoError(t, p.ConsumeTraces(t.Context(), td))
-	require.NoError(t, p.Shutdown(t.Context()))
+	require.NoError(tb, err)
+	require.NoError(tb, p.Start(tb.Context(), componenttest.NewNopHost()))
+	require.NoError(tb, p.ConsumeTraces(tb.Context(), td))
+	require.NoError(tb, p.Shutdown(tb.Context()))
 	return sink.AllTraces()[0]
 }
 
