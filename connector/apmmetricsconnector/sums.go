@@ -33,15 +33,20 @@ func (s *series) addHistogram(value float64, count int64) {
 	s.counts[sort.SearchFloat64s(s.bounds, value)] += uint64(count)
 }
 
-// resourceSums are the series of one resource (its attributes as the metrics keep them).
+// resourceSums are the series of one resource (its attributes as the metrics keep them), each
+// metric's also in the order they first arrived: the store keeps the first series up to its
+// limits, so handing them over in that order (not a map's) makes the histogram and the summary
+// of a transaction group overflow alike.
 type resourceSums struct {
 	attrs  pcommon.Map
 	series [numMetrics]map[string]*series
+	order  [numMetrics][]*series
 }
 
 // sums are the series summed since the last flush.
 type sums struct {
 	resources map[[16]byte]*resourceSums
+	order     []*resourceSums // as they first arrived (the store's resource limit keeps the first)
 	n         int
 }
 
@@ -53,6 +58,7 @@ func (s *sums) resource(id [16]byte, attrs pcommon.Map) *resourceSums {
 	if !ok {
 		r = &resourceSums{attrs: attrs}
 		s.resources[id] = r
+		s.order = append(s.order, r)
 	}
 	return r
 }
@@ -78,6 +84,7 @@ func (s *sums) seriesFor(r *resourceSums, m metricID, key []byte, newAttrs func(
 		se.counts = make([]uint64, len(se.bounds)+1)
 	}
 	byKey[string(key)] = se
+	r.order[m] = append(r.order[m], se)
 	s.n++
 	return se
 }
@@ -87,21 +94,21 @@ func (s *sums) seriesFor(r *resourceSums, m metricID, key []byte, newAttrs func(
 func (s *sums) metrics(ts pcommon.Timestamp) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	md.ResourceMetrics().EnsureCapacity(len(s.resources))
-	for _, r := range s.resources {
+	for _, r := range s.order {
 		rm := md.ResourceMetrics().AppendEmpty()
 		r.attrs.MoveTo(rm.Resource().Attributes())
 		sm := rm.ScopeMetrics().AppendEmpty()
 		sm.Scope().SetName(scopeName)
 		for m := range numMetrics {
-			if len(r.series[m]) > 0 {
-				writeMetric(sm.Metrics().AppendEmpty(), m, r.series[m], ts)
+			if len(r.order[m]) > 0 {
+				writeMetric(sm.Metrics().AppendEmpty(), m, r.order[m], ts)
 			}
 		}
 	}
 	return md
 }
 
-func writeMetric(dest pmetric.Metric, m metricID, byKey map[string]*series, ts pcommon.Timestamp) {
+func writeMetric(dest pmetric.Metric, m metricID, all []*series, ts pcommon.Timestamp) {
 	def := metricDefs[m]
 	dest.SetName(def.name)
 	dest.SetDescription(def.description)
@@ -111,8 +118,8 @@ func writeMetric(dest pmetric.Metric, m metricID, byKey map[string]*series, ts p
 		sum := dest.SetEmptySum()
 		sum.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
 		dps := sum.DataPoints()
-		dps.EnsureCapacity(len(byKey))
-		for _, se := range byKey {
+		dps.EnsureCapacity(len(all))
+		for _, se := range all {
 			dp := dps.AppendEmpty()
 			se.attrs.MoveTo(dp.Attributes())
 			if def.kind == kindIntSum {
@@ -126,8 +133,8 @@ func writeMetric(dest pmetric.Metric, m metricID, byKey map[string]*series, ts p
 		h := dest.SetEmptyHistogram()
 		h.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
 		dps := h.DataPoints()
-		dps.EnsureCapacity(len(byKey))
-		for _, se := range byKey {
+		dps.EnsureCapacity(len(all))
+		for _, se := range all {
 			dp := dps.AppendEmpty()
 			se.attrs.MoveTo(dp.Attributes())
 			dp.ExplicitBounds().FromRaw(se.bounds)
@@ -140,8 +147,8 @@ func writeMetric(dest pmetric.Metric, m metricID, byKey map[string]*series, ts p
 		h := dest.SetEmptyExponentialHistogram()
 		h.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
 		dps := h.DataPoints()
-		dps.EnsureCapacity(len(byKey))
-		for _, se := range byKey {
+		dps.EnsureCapacity(len(all))
+		for _, se := range all {
 			writeExponential(dps.AppendEmpty(), se, ts)
 		}
 	}
