@@ -400,14 +400,24 @@ func BenchmarkMemory(b *testing.B) {
 	pool := cardinalityRequests(b, services, names, dests)
 	addEDOTAttributes(pool)
 	requests := minuteSpans / spansPerRequest
+	// apmmetrics-1s: the flush of every second and the 10,000 series the defaults were before
+	// this benchmark chose 10 s and 50,000.
+	longer := func(cfg component.Config) {
+		c := cfg.(*Config)
+		c.FlushInterval, c.MaxPendingSeries = time.Second, 10_000
+	}
 	for _, c := range []struct {
-		name string
-		f    connector.Factory
-	}{{"apmmetrics", NewFactory()}, {"elasticapm", elasticapmconnector.NewFactory()}} {
+		name  string
+		f     connector.Factory
+		tweak func(component.Config)
+	}{{"apmmetrics", NewFactory(), nil}, {"apmmetrics-1s", NewFactory(), longer}, {"elasticapm", elasticapmconnector.NewFactory(), nil}} {
 		for _, storage := range []string{"memory", "directory"} {
 			b.Run(c.name+"/"+storage, func(b *testing.B) {
 				for range b.N {
 					cfg := c.f.CreateDefaultConfig()
+					if c.tweak != nil {
+						c.tweak(cfg)
+					}
 					r := measureMemory(b, c.f, cfg, storage == "directory", pool, requests)
 					b.ReportMetric(r.heapMB, "heap-MB")
 					b.ReportMetric(r.rssMB, "rss-MB")

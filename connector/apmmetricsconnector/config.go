@@ -72,8 +72,8 @@ func createDefaultConfig() *Config {
 			MetricLimit:    LimitConfig{MaxCardinality: 4000},
 			DatapointLimit: LimitConfig{MaxCardinality: 4000},
 		}},
-		FlushInterval:    time.Second,
-		MaxPendingSeries: 10000,
+		FlushInterval:    10 * time.Second,
+		MaxPendingSeries: 50_000,
 	}
 }
 

@@ -7,5 +7,5 @@
 // expressions and hashes attribute maps for nine metric definitions per span, copies every batch
 // (it mutates spans) and merges every request into its store; this one reads the attributes
 // directly, never changes its input, sums the items of many requests in memory and hands them to
-// the same store (EDOT's lsminterval processor) once a second. See README.md.
+// the same store (EDOT's lsminterval processor) every 10 s. See README.md.
 package apmmetricsconnector
