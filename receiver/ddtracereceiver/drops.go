@@ -22,7 +22,7 @@ func (r *ddReceiver) countDropped(ctx context.Context, ep endpoint, dropped map[
 		r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(n), metric.WithAttributes(
 			attribute.String("endpoint", ep.name), attribute.String("outcome", "dropped"), attribute.String("reason", reason),
 		))
-		r.warnings.warn("dropped_spans/"+reason, "otelcol.receiver.ddtrace.spans{outcome=dropped}", "invalid spans dropped",
+		r.warnings.Warn("dropped_spans/"+reason, "otelcol.receiver.ddtrace.spans{outcome=dropped}", "invalid spans dropped",
 			zap.String("endpoint", ep.name), zap.String("reason", reason), zap.Int("spans", n))
 	}
 }
@@ -34,7 +34,7 @@ func (r *ddReceiver) countDroppedEventAttributes(ctx context.Context, ep endpoin
 		return
 	}
 	r.telemetry.ReceiverDdtraceEventAttributesDropped.Add(ctx, int64(n), metric.WithAttributes(attribute.String("endpoint", ep.name)))
-	r.warnings.warn("event_attributes", "otelcol.receiver.ddtrace.event_attributes.dropped", "span event attributes past the limit dropped",
+	r.warnings.Warn("event_attributes", "otelcol.receiver.ddtrace.event_attributes.dropped", "span event attributes past the limit dropped",
 		zap.String("endpoint", ep.name), zap.Int("attributes", n), zap.Int("limit_per_event", translator.MaxEventAttributes))
 }
 
@@ -48,7 +48,7 @@ func (r *ddReceiver) countClientDrops(ctx context.Context, req *http.Request, ep
 	}
 	r.telemetry.ReceiverDdtraceClientDroppedP0Spans.Add(ctx, spans, metric.WithAttributes(epAttr))
 	r.telemetry.ReceiverDdtraceClientDroppedP0Traces.Add(ctx, traces, metric.WithAttributes(epAttr))
-	r.warnings.warn("client_dropped_p0/"+ep.name, "otelcol.receiver.ddtrace.client.dropped_p0_spans",
+	r.warnings.Warn("client_dropped_p0/"+ep.name, "otelcol.receiver.ddtrace.client.dropped_p0_spans",
 		"a tracer drops unsampled traces before sending them; they never reach tracegate. Turn its client-side stats off "+
 			"(DD_TRACE_STATS_COMPUTATION_ENABLED / DD_TRACE_COMPUTE_STATS=false) to receive every trace",
 		zap.String("endpoint", ep.name), zap.String("lang", req.Header.Get("Datadog-Meta-Lang")),

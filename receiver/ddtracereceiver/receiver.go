@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/tracegate/tracegate/internal/warnonce"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
@@ -37,7 +38,7 @@ type ddReceiver struct {
 	// decodeMemory is the decode_memory_mib budget, in bytes, shared by the requests in progress.
 	decodeMemory *semaphore.Weighted
 	bodies       bodyBuffers
-	warnings     onceWarner
+	warnings     *warnonce.Warner
 
 	server *http.Server
 	wg     sync.WaitGroup
@@ -67,7 +68,7 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddR
 		slots:        make(chan struct{}, cfg.MaxConcurrentRequests),
 		decodeMemory: semaphore.NewWeighted(cfg.DecodeMemoryMiB << 20),
 		bodies:       bodyBuffers{maxBody: cfg.MaxRequestBodySize},
-		warnings:     onceWarner{logger: set.Logger},
+		warnings:     warnonce.New(set.Logger),
 	}, nil
 }
 

@@ -30,7 +30,7 @@ func (r *ddReceiver) reject(ctx context.Context, ep endpoint, realStatus bool, s
 		zap.String("endpoint", ep.name), zap.String("reason", cause), zap.Int("spans", spans),
 		zap.Int("status", rep.status), zap.Error(err),
 	}
-	if !r.warnings.warn("request/"+cause, rejectedMetric, msg, fields...) {
+	if !r.warnings.Warn("request/"+cause, rejectedMetric, msg, fields...) {
 		r.set.Logger.Debug(msg, fields...)
 	}
 	return spans, &rep

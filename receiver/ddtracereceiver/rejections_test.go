@@ -18,7 +18,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
-	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadatatest"
@@ -149,24 +148,6 @@ func TestDroppedEventAttributesAreCounted(t *testing.T) {
 		{Value: n * extra, Attributes: attribute.NewSet(attribute.String("endpoint", "v0.4"))},
 	}, metricdatatest.IgnoreTimestamp())
 	assert.Len(t, logs.FilterMessage("span event attributes past the limit dropped").All(), 1)
-}
-
-// TestOnceWarnerIsConcurrencySafe: of many goroutines hitting one cause at once, one logs.
-func TestOnceWarnerIsConcurrencySafe(t *testing.T) {
-	core, logs := observer.New(zap.WarnLevel)
-	w := onceWarner{logger: zap.New(core)}
-	done := make(chan bool, 16)
-	for range cap(done) {
-		go func() { done <- w.warn("k", "m", "msg") }()
-	}
-	logged := 0
-	for range cap(done) {
-		if <-done {
-			logged++
-		}
-	}
-	assert.Equal(t, 1, logged)
-	assert.Equal(t, 1, logs.Len())
 }
 
 // TestCauseOf: each error the receiver tells apart has its own reason, refusals included.
