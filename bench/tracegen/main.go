@@ -28,6 +28,7 @@ import (
 var defaultPorts = map[string]string{
 	loadgen.OTLPGRPC: "4317", loadgen.OTLPHTTP: "4318", loadgen.ZipkinJSON: "9411", loadgen.ZipkinProto: "9411",
 	loadgen.JaegerThriftHTTP: "14268", loadgen.JaegerUDPCompact: "6831", loadgen.DDTraceV04: "8126", loadgen.DDTraceV05: "8126",
+	loadgen.ElasticAPMIntake: "8200",
 }
 
 func main() {

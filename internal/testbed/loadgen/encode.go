@@ -27,11 +27,12 @@ const (
 	ZipkinProto      = "zipkin-proto"
 	OTLPHTTP         = "otlp-http"
 	OTLPGRPC         = "otlp-grpc"
+	ElasticAPMIntake = "elasticapm" // Elastic APM agents' intake v2 (APM Server's /intake/v2/events)
 )
 
 // Protocols lists every protocol in a stable order.
 func Protocols() []string {
-	return []string{OTLPGRPC, OTLPHTTP, ZipkinJSON, ZipkinProto, JaegerThriftHTTP, JaegerUDPCompact, DDTraceV04, DDTraceV05}
+	return []string{OTLPGRPC, OTLPHTTP, ZipkinJSON, ZipkinProto, JaegerThriftHTTP, JaegerUDPCompact, DDTraceV04, DDTraceV05, ElasticAPMIntake}
 }
 
 // jaegerSpansPerPacket bounds a UDP packet (the agent protocol allows 65,000 bytes).
@@ -68,6 +69,9 @@ func Encode(ctx context.Context, protocol string, t Trace) ([][]byte, error) {
 			ptrs[i] = &spans[i]
 		}
 		b, err := zipkin_proto3.SpanSerializer{}.Serialize(ptrs)
+		return [][]byte{b}, err
+	case ElasticAPMIntake:
+		b, err := elasticAPMEvents(t)
 		return [][]byte{b}, err
 	case OTLPHTTP, OTLPGRPC:
 		b, err := ptraceotlp.NewExportRequestFromTraces(OTLPTraces(t)).MarshalProto()
@@ -264,7 +268,7 @@ const (
 	idHiBE8    idKind = iota // high 64 bits, 8 bytes big-endian (msgpack uint64 body, Thrift binary i64)
 	idLoBE8                  // low 64 bits, 8 bytes big-endian
 	idHiHex16                // high 64 bits, 16 lowercase hex digits (Datadog's _dd.p.tid)
-	idHex32                  // 128 bits, 32 lowercase hex digits (Zipkin JSON)
+	idHex32                  // 128 bits, 32 lowercase hex digits (Zipkin JSON, Elastic APM intake)
 	idRaw16                  // 128 bits, 16 bytes (protobuf bytes fields)
 	idHiVarint               // high 64 bits as a Thrift compact zigzag varint (10 bytes for our ids)
 	idLoVarint
@@ -334,7 +338,7 @@ func idKinds(protocol string) []idKind {
 		return []idKind{idHiBE8, idLoBE8}
 	case JaegerUDPCompact:
 		return []idKind{idHiVarint, idLoVarint}
-	case ZipkinJSON:
+	case ZipkinJSON, ElasticAPMIntake:
 		return []idKind{idHex32}
 	default: // zipkin-proto, OTLP
 		return []idKind{idRaw16}
@@ -376,7 +380,7 @@ func expectedSlots(protocol string, n int) int {
 	case JaegerThriftHTTP, JaegerUDPCompact:
 		// every span's high and low half, and the child-of reference of every child span
 		return 2*n + 2*max(n-1, 0)
-	default:
+	default: // every span's (Elastic APM: every event's) trace id
 		return n
 	}
 }
@@ -390,6 +394,8 @@ func contentType(protocol string) string {
 		return "application/x-thrift"
 	case ZipkinJSON:
 		return "application/json"
+	case ElasticAPMIntake:
+		return "application/x-ndjson"
 	default:
 		return "application/x-protobuf"
 	}
@@ -406,6 +412,8 @@ func path(protocol string) string {
 		return "/api/traces"
 	case ZipkinJSON, ZipkinProto:
 		return "/api/v2/spans"
+	case ElasticAPMIntake:
+		return "/intake/v2/events"
 	default:
 		return "/v1/traces"
 	}

@@ -5,10 +5,16 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/thrift/lib/go/thrift"
+	"github.com/elastic/apm-data/input/elasticapm"
+	"github.com/elastic/apm-data/model/modelpb"
 	"github.com/jaegertracing/jaeger-idl/thrift-gen/agent"
 	"github.com/jaegertracing/jaeger-idl/thrift-gen/jaeger"
 	"github.com/openzipkin/zipkin-go/model"
@@ -16,6 +22,7 @@ import (
 	"github.com/tinylib/msgp/msgp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"golang.org/x/sync/semaphore"
 )
 
 // decodedSpan is what every protocol's decoder must give back.
@@ -25,6 +32,7 @@ type decodedSpan struct {
 	service, name    string
 	attrs            int // attributes/tags/meta+metrics carried from Span.Attrs (at least)
 	errored          bool
+	duration         time.Duration
 }
 
 func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
@@ -46,6 +54,7 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 				traceHi: binary.BigEndian.Uint64(tid[:8]), traceLo: binary.BigEndian.Uint64(tid[8:]),
 				spanID: binary.BigEndian.Uint64(sid[:]), parentID: binary.BigEndian.Uint64(pid[:]), service: svc.Str(), name: s.Name(),
 				attrs: s.Attributes().Len(), errored: s.Status().Code() == ptrace.StatusCodeError,
+				duration: s.EndTimestamp().AsTime().Sub(s.StartTimestamp().AsTime()),
 			})
 		}
 	case ZipkinJSON, ZipkinProto:
@@ -66,7 +75,7 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 		for _, s := range spans {
 			d := decodedSpan{
 				traceHi: s.TraceID.High, traceLo: s.TraceID.Low, spanID: uint64(s.ID), service: s.LocalEndpoint.ServiceName,
-				name: s.Name, attrs: len(s.Tags), errored: s.Tags["error"] == "true",
+				name: s.Name, attrs: len(s.Tags), errored: s.Tags["error"] == "true", duration: s.Duration,
 			}
 			if s.ParentID != nil {
 				d.parentID = uint64(*s.ParentID)
@@ -108,6 +117,7 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 				out = append(out, decodedSpan{
 					traceHi: uint64(s.TraceIdHigh), traceLo: uint64(s.TraceIdLow), spanID: uint64(s.SpanId),
 					parentID: uint64(s.ParentSpanId), service: batch.Process.ServiceName, name: s.OperationName, attrs: len(s.Tags), errored: errored,
+					duration: time.Duration(s.Duration) * time.Microsecond,
 				})
 				for _, ref := range s.References {
 					if uint64(ref.TraceIdHigh) != uint64(s.TraceIdHigh) || uint64(ref.TraceIdLow) != uint64(s.TraceIdLow) {
@@ -136,11 +146,16 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 						traceHi: hi, traceLo: asU64(m["trace_id"]), spanID: asU64(m["span_id"]),
 						parentID: asU64(m["parent_id"]), service: m["service"].(string), name: m["resource"].(string),
 						attrs: len(meta) + len(m["metrics"].(map[string]any)), errored: asU64(m["error"]) == 1,
+						duration: time.Duration(asU64(m["duration"])),
 					})
 				}
 			}
 		} else {
 			out = decodeV05(t, parts[0])
+		}
+	case ElasticAPMIntake:
+		for _, ev := range decodeElasticAPM(t, parts[0]) {
+			out = append(out, apmDecodedSpan(t, ev))
 		}
 	default:
 		t.Fatalf("no decoder for %s", protocol)
@@ -212,7 +227,8 @@ func decodeV05(t *testing.T, b []byte) []decodedSpan {
 			_ = u32() // name
 			d.name = dict[u32()]
 			d.traceLo, d.spanID, d.parentID = u64(), u64(), u64()
-			_, _ = u64(), u64() // start, duration
+			_ = u64() // start
+			d.duration = time.Duration(u64())
 			var e int32
 			e, b, err = msgp.ReadInt32Bytes(b)
 			must(err)
@@ -242,6 +258,129 @@ func decodeV05(t *testing.T, b []byte) []decodedSpan {
 		}
 	}
 	return out
+}
+
+// decodeElasticAPM reads an intake v2 body with apm-data's processor, the decoder APM Server runs:
+// every line must be valid for it, so any invalid or too large event fails the test.
+func decodeElasticAPM(t *testing.T, body []byte) []*modelpb.APMEvent {
+	t.Helper()
+	proc := elasticapm.NewProcessor(elasticapm.Config{MaxEventSize: 1 << 20, Semaphore: semaphore.NewWeighted(1)})
+	var events []*modelpb.APMEvent
+	collect := modelpb.ProcessBatchFunc(func(_ context.Context, b *modelpb.Batch) error {
+		for _, ev := range *b {
+			events = append(events, ev.CloneVT()) // the processor reuses its batch
+		}
+		return nil
+	})
+	var result elasticapm.Result
+	err := proc.HandleStream(context.Background(), &modelpb.APMEvent{Event: &modelpb.Event{}}, bytes.NewReader(body), 100, collect, &result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range result.Errors {
+		var invalid *elasticapm.InvalidInputError
+		if errors.As(e, &invalid) {
+			t.Errorf("invalid event: %s: %s", invalid.Message, invalid.Document)
+		} else {
+			t.Error(e)
+		}
+	}
+	if result.Invalid != 0 || result.TooLarge != 0 || result.Accepted != len(events) {
+		t.Fatalf("%d events accepted, %d collected, %d invalid, %d too large", result.Accepted, len(events), result.Invalid, result.TooLarge)
+	}
+	return events
+}
+
+func apmDecodedSpan(t *testing.T, ev *modelpb.APMEvent) decodedSpan {
+	t.Helper()
+	d := decodedSpan{
+		service: ev.GetService().GetName(), errored: ev.GetEvent().GetOutcome() == "failure", attrs: apmAttrs(ev),
+		// The intake carries microseconds (milliseconds with three decimals); the decoder's float
+		// multiplication can land a nanosecond off.
+		duration: time.Duration(ev.GetEvent().GetDuration()).Round(time.Microsecond),
+	}
+	switch ev.Type() {
+	case modelpb.TransactionEventType:
+		d.spanID, d.name = hexID(t, ev.Transaction.Id), ev.Transaction.Name
+	case modelpb.SpanEventType:
+		d.spanID, d.name = hexID(t, ev.Span.Id), ev.Span.Name
+	default:
+		t.Fatalf("event of type %v", ev.Type())
+	}
+	tid := ev.GetTrace().GetId()
+	if len(tid) != 32 {
+		t.Fatalf("trace id %q", tid)
+	}
+	d.traceHi, d.traceLo = hexID(t, tid[:16]), hexID(t, tid[16:])
+	if ev.ParentId != "" {
+		d.parentID = hexID(t, ev.ParentId)
+	}
+	return d
+}
+
+// apmAttrs counts what a decoded event carries of Span.Attrs: its labels, and the fields the
+// intake has for the others.
+func apmAttrs(ev *modelpb.APMEvent) int {
+	n := len(ev.Labels) + len(ev.NumericLabels)
+	for _, set := range []bool{
+		ev.GetService().GetEnvironment() != "", ev.GetService().GetVersion() != "",
+		ev.GetHttp().GetRequest().GetMethod() != "", ev.GetHttp().GetResponse().GetStatusCode() != 0,
+		ev.GetUrl().GetPath() != "", ev.GetUserAgent().GetOriginal() != "",
+		ev.GetSpan().GetType() == "db" && ev.GetSpan().GetSubtype() != "",
+		ev.GetSpan().GetDb().GetInstance() != "", ev.GetSpan().GetDb().GetStatement() != "",
+		ev.GetDestination().GetAddress() != "", ev.GetDestination().GetPort() != 0,
+	} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+// hexID parses an id the intake carries as 16 lowercase hex digits.
+func hexID(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(s, 16, 64)
+	if err != nil || len(s) != 16 || fmt.Sprintf("%016x", v) != s {
+		t.Fatalf("id %q is not 16 lowercase hex digits", s)
+	}
+	return v
+}
+
+// TestProtocolsAgree decodes the same pooled trace in every protocol and compares what each
+// carries with OTLP's: trace id, span ids, parents, names, durations (within a microsecond: Jaeger,
+// Zipkin and the Elastic APM intake carry microseconds, Zipkin JSON rounded, the others truncated).
+func TestProtocolsAgree(t *testing.T) {
+	decodeFirst := func(t *testing.T, protocol string) []decodedSpan {
+		pool, err := NewPool(t.Context(), protocol, "checkout", 1, 10, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decode(t, protocol, pool.Payloads[0].Parts)
+	}
+	want := decodeFirst(t, OTLPHTTP)
+	for _, protocol := range Protocols() {
+		t.Run(protocol, func(t *testing.T) {
+			got := decodeFirst(t, protocol)
+			if len(got) != len(want) {
+				t.Fatalf("%d spans, want %d", len(got), len(want))
+			}
+			for i, g := range got {
+				w := want[i]
+				sameName := g.name == w.name
+				if protocol == ZipkinJSON {
+					sameName = strings.EqualFold(g.name, w.name) // zipkin-go writes names in lower case
+				}
+				if g.traceHi != w.traceHi || g.traceLo != w.traceLo || g.spanID != w.spanID || g.parentID != w.parentID || !sameName {
+					t.Errorf("span %d: %016x%016x/%x parent %x %q, want %016x%016x/%x parent %x %q", i,
+						g.traceHi, g.traceLo, g.spanID, g.parentID, g.name, w.traceHi, w.traceLo, w.spanID, w.parentID, w.name)
+				}
+				if d := g.duration - w.duration; d <= -time.Microsecond || d >= time.Microsecond {
+					t.Errorf("span %d: duration %v, want %v", i, g.duration, w.duration)
+				}
+			}
+		})
+	}
 }
 
 // TestEncodeDecode decodes what every encoder wrote, after the per-request trace id rewrite, and

@@ -91,7 +91,7 @@ func newSender(c Config) (sender, error) {
 		return newGRPCSender(c)
 	case JaegerUDPCompact:
 		return &udpSender{target: c.Target}, nil
-	case DDTraceV04, DDTraceV05, JaegerThriftHTTP, ZipkinJSON, ZipkinProto, OTLPHTTP:
+	case DDTraceV04, DDTraceV05, JaegerThriftHTTP, ZipkinJSON, ZipkinProto, OTLPHTTP, ElasticAPMIntake:
 		return newHTTPSender(c), nil
 	}
 	return nil, fmt.Errorf("unknown protocol %q (want one of %v)", c.Protocol, Protocols())
