@@ -1,0 +1,162 @@
+// POST /intake/v2/events: an agent's NDJSON stream (metadata first, then events), decoded with
+// apm-data (APM Server's own decoder), converted whole, then handed to the pipeline once per signal.
+
+package elasticapmreceiver
+
+import (
+	"bufio"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/elastic/apm-data/input/elasticapm"
+	"github.com/elastic/apm-data/model/modelpb"
+
+	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/convert"
+)
+
+// batchSize is the events apm-data decodes per callback (APM Server's).
+const batchSize = 10
+
+// decoded is one request's events, converted, and the events themselves, from which a refused
+// signal is converted afresh before it is offered again.
+type decoded struct {
+	out    *convert.Output
+	events []*modelpb.APMEvent
+}
+
+func (r *intakeReceiver) handleEvents(w http.ResponseWriter, req *http.Request) {
+	ctx := req.Context()
+	res := newResult()
+	defer func() { r.telemetry.ReceiverElasticapmRequests.Add(ctx, 1, statusAttr(res.status)) }()
+	if msg := checkRequest(req); msg != "" {
+		res.add(http.StatusBadRequest, msg, "")
+		res.write(w, req)
+		return
+	}
+	if !r.acquireSlot(ctx) {
+		res.add(http.StatusServiceUnavailable, fmt.Sprintf(
+			"unable to service request: %d requests in progress (max_concurrent_requests) for more than %s", r.cfg.MaxConcurrentRequests, r.cfg.QueueTimeout), "")
+		r.warnings.Warn("busy", "otelcol.receiver.elasticapm.requests{http.response.status_code=503}",
+			"intake requests answered 503: every decoding slot stayed busy", zap.Duration("queue_timeout", r.cfg.QueueTimeout))
+		res.write(w, req)
+		return
+	}
+	defer r.releaseSlot()
+	body, err := decompressSniffed(w, req.Body, r.cfg.MaxRequestBodySize)
+	if err != nil {
+		res.add(http.StatusBadRequest, "data decoding error: "+err.Error(), "")
+		res.write(w, req)
+		return
+	}
+	d := r.decode(ctx, newUTF8Reader(body), res)
+	r.consume(ctx, d, res)
+	res.write(w, req)
+}
+
+// checkRequest returns APM Server's message for a request it refuses before reading the body.
+func checkRequest(req *http.Request) string {
+	if req.Method != http.MethodPost {
+		return "only POST requests are supported" // 400, not 405: APM Server's answer, which agents know
+	}
+	if ct := req.Header.Get("Content-Type"); ct != "" && !strings.Contains(ct, "application/x-ndjson") {
+		return fmt.Sprintf("invalid content type: '%s'", ct)
+	}
+	return ""
+}
+
+func (r *intakeReceiver) acquireSlot(ctx context.Context) bool {
+	select {
+	case r.slots <- struct{}{}:
+		return true
+	default:
+	}
+	timer := time.NewTimer(r.cfg.QueueTimeout)
+	defer timer.Stop()
+	select {
+	case r.slots <- struct{}{}:
+		return true
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (r *intakeReceiver) releaseSlot() { <-r.slots }
+
+// decompressSniffed decompresses a body sent without Content-Encoding that is gzip or zlib, as
+// APM Server does (confighttp has decompressed those that name theirs), within limit.
+func decompressSniffed(w http.ResponseWriter, body io.Reader, limit int64) (io.Reader, error) {
+	br := bufio.NewReader(body)
+	magic, err := br.Peek(2)
+	if err != nil {
+		return br, nil // empty or one byte: the decoder answers that
+	}
+	var rc io.ReadCloser
+	switch {
+	case magic[0] == 0x1f && magic[1] == 0x8b:
+		rc, err = gzip.NewReader(br)
+	case magic[0]&0x0f == 8 && (uint16(magic[0])<<8|uint16(magic[1]))%31 == 0: // RFC 1950's check
+		rc, err = zlib.NewReader(br)
+	default:
+		return br, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return http.MaxBytesReader(w, rc, limit), nil
+}
+
+// decode reads the stream whole. Invalid events are answered (400) and counted; the valid ones of
+// the same request are kept, and so is what came before a stream error (a body cut short).
+func (r *intakeReceiver) decode(ctx context.Context, body io.Reader, res *result) *decoded {
+	d := &decoded{out: convert.NewOutput()}
+	var stream elasticapm.Result
+	base := &modelpb.APMEvent{Event: &modelpb.Event{}}
+	err := r.decoder.HandleStream(ctx, base, body, batchSize, modelpb.ProcessBatchFunc(
+		func(ctx context.Context, b *modelpb.Batch) error {
+			d.events = append(d.events, *b...)
+			return r.converter.Append(ctx, b, d.out)
+		}), &stream)
+	r.recordInvalid(ctx, &stream, res)
+	if err != nil {
+		status, msg, doc := streamError(err)
+		res.add(status, msg, doc)
+		r.warnings.Warn(fmt.Sprintf("stream/%d", status), "otelcol.receiver.elasticapm.requests",
+			"intake request cut short", zap.Int("status", status), zap.String("error", msg))
+	}
+	return d
+}
+
+// streamError is the reply to an error that ended the stream.
+func streamError(err error) (status int, msg, document string) {
+	var tooBig *http.MaxBytesError
+	var invalid *elasticapm.InvalidInputError
+	switch {
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf(
+			"request body too large: more than %d bytes decompressed (max_request_body_size)", tooBig.Limit), ""
+	case errors.As(err, &invalid):
+		return http.StatusBadRequest, invalid.Message, invalid.Document
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return http.StatusServiceUnavailable, "request timed out", ""
+	}
+	return http.StatusBadRequest, "data read error: " + err.Error(), ""
+}
+
+// again converts the events afresh, for a re-offer.
+func (r *intakeReceiver) again(ctx context.Context, d *decoded) *convert.Output {
+	out := convert.NewOutput()
+	batch := modelpb.Batch(d.events)
+	_ = r.converter.Append(ctx, &batch, out) // converted once already, so it cannot fail now
+	return out
+}
