@@ -698,6 +698,8 @@ func target(l collectorproc.Listeners, protocol string) string {
 		return l.JaegerThriftHTTP
 	case loadgen.JaegerUDPCompact:
 		return l.JaegerCompact
+	case loadgen.ElasticAPMIntake:
+		return l.ElasticAPM
 	default:
 		return l.DDTrace
 	}
@@ -718,5 +720,5 @@ func overlayFor(coll, cfg string) (collectorproc.Listeners, []byte, error) {
 	// configs/default.yaml and configs/durable.yaml also have Jaeger's thrift_binary and zpages;
 	// the bench configs leave them out. Only the stock build lacks the ddtrace receiver.
 	full := strings.HasPrefix(cfg, "configs/")
-	return collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: coll != "stock", JaegerBinary: full, ZPages: full})
+	return collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: coll != "stock", ElasticAPM: coll != "stock", JaegerBinary: full, ZPages: full})
 }

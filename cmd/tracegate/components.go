@@ -34,6 +34,7 @@ import (
 	zipkinreceiver "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/zipkinreceiver"
 	jaegerreceiver "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/jaegerreceiver"
 	ddtracereceiver "github.com/tracegate/tracegate/receiver/ddtracereceiver"
+	elasticapmreceiver "github.com/tracegate/tracegate/receiver/elasticapmreceiver"
 )
 
 type aliasProvider interface{ DeprecatedAlias() component.Type }
@@ -83,6 +84,7 @@ func components() (otelcol.Factories, error) {
 		zipkinreceiver.NewFactory(),
 		jaegerreceiver.NewFactory(),
 		ddtracereceiver.NewFactory(),
+		elasticapmreceiver.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -92,6 +94,7 @@ func components() (otelcol.Factories, error) {
 		zipkinreceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/zipkinreceiver v0.148.0",
 		jaegerreceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/jaegerreceiver v0.148.0",
 		ddtracereceiver.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
+		elasticapmreceiver.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
 	})
 
 	factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 )
 
@@ -37,7 +38,11 @@ func TestOffer(t *testing.T) {
 				}
 				return refused
 			})
-			assert.ErrorIs(t, err, tc.wantErr)
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, tc.wantErr)
+			}
 			if tc.wantTries >= 0 {
 				assert.Equal(t, tc.wantTries, tries)
 			} else {
@@ -58,6 +63,6 @@ func TestOfferStopsWhenTheClientGoes(t *testing.T) {
 		cancel()
 		return refused
 	})
-	assert.ErrorIs(t, err, refused)
+	require.ErrorIs(t, err, refused)
 	assert.Equal(t, 1, tries)
 }

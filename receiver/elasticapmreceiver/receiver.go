@@ -68,7 +68,7 @@ func newReceiver(cfg *Config, set receiver.Settings) (*intakeReceiver, error) {
 		decoder: elasticapm.NewProcessor(elasticapm.Config{
 			Logger: set.Logger, MaxEventSize: cfg.MaxEventSize, Semaphore: unlimited{},
 		}),
-		converter: convert.NewConverter(set.Logger),
+		converter: convert.NewConverter(set.Logger, true),
 		slots:     make(chan struct{}, cfg.MaxConcurrentRequests),
 		warnings:  warnonce.New(set.Logger),
 		info:      serverInfo(cfg.ServerVersion, set.BuildInfo),

@@ -4,6 +4,7 @@ package elasticapmreceiver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -46,8 +47,8 @@ func (r *intakeReceiver) countEvents(ctx context.Context, types []convert.EventT
 func (r *intakeReceiver) recordInvalid(ctx context.Context, stream *elasticapm.Result, res *result) {
 	typed := map[string]int{} // outcome → events counted with their type
 	for _, err := range stream.Errors {
-		invalid, ok := err.(*elasticapm.InvalidInputError)
-		if !ok {
+		var invalid *elasticapm.InvalidInputError
+		if !errors.As(err, &invalid) {
 			continue
 		}
 		outcome := outcomeInvalid

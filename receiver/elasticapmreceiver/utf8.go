@@ -23,7 +23,9 @@ type utf8Reader struct {
 
 const utf8ReadSize = 32 << 10
 
-func newUTF8Reader(r io.Reader) *utf8Reader { return &utf8Reader{r: r, buf: make([]byte, utf8ReadSize)} }
+func newUTF8Reader(r io.Reader) *utf8Reader {
+	return &utf8Reader{r: r, buf: make([]byte, utf8ReadSize)}
+}
 
 func (v *utf8Reader) Read(p []byte) (int, error) {
 	for len(v.pending) == 0 {

@@ -144,55 +144,66 @@ func buildDDGoProgram(ctx context.Context, t *testing.T, name string) string {
 
 var npmOnce struct {
 	sync.Mutex
-	done bool
+	done map[string]bool // by directory
 }
 
-// npmCI installs test/ddclients/node's locked dependencies with `npm ci`, unless node_modules
-// already holds exactly them (a stamp of package-lock.json and the Node version, written after a
-// successful `npm ci`, says so). It returns the path of node. A missing node or npm fails the test.
+// npmCI installs test/ddclients/node's locked dependencies (npmCIIn) and returns the path of node.
 func npmCI(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	return npmCIIn(ctx, t, ddNodeDir)
+}
+
+// npmCIIn installs dir's locked dependencies with `npm ci`, unless node_modules already holds
+// exactly them (a stamp of package-lock.json and the Node version, written after a successful
+// `npm ci`, says so). It returns the path of node. A missing node or npm fails the test.
+func npmCIIn(ctx context.Context, t *testing.T, dir string) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("node (20 or later) is needed to run the Node.js Datadog tracer: %v", err)
+		t.Fatalf("node (20 or later) is needed to run the Node.js clients: %v", err)
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Fatalf("npm is needed to install the Node.js Datadog tracer (npm ci in %s): %v", ddNodeDir, err)
+		t.Fatalf("npm is needed to install the Node.js clients (npm ci in %s): %v", dir, err)
 	}
 	npmOnce.Lock()
 	defer npmOnce.Unlock()
-	if npmOnce.done {
+	if npmOnce.done[dir] {
 		return node
 	}
 	version, err := exec.CommandContext(ctx, node, "--version").Output()
 	if err != nil {
 		t.Fatalf("node --version: %v", err)
 	}
-	lock, err := os.ReadFile(filepath.Join(ddNodeDir, "package-lock.json"))
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(append(append(lock, 0), bytes.TrimSpace(version)...))
-	stampPath := filepath.Join(ddNodeDir, "node_modules", ".tracegate-npm-ci")
+	stampPath := filepath.Join(dir, "node_modules", ".tracegate-npm-ci")
 	stamp := hex.EncodeToString(sum[:]) + "\n"
-	if b, err := os.ReadFile(stampPath); err == nil && string(b) == stamp {
-		t.Logf("node_modules is up to date with package-lock.json (node %s)", bytes.TrimSpace(version))
-		npmOnce.done = true
+	done := func() string {
+		if npmOnce.done == nil {
+			npmOnce.done = map[string]bool{}
+		}
+		npmOnce.done[dir] = true
 		return node
+	}
+	if b, err := os.ReadFile(stampPath); err == nil && string(b) == stamp {
+		t.Logf("%s: node_modules is up to date with package-lock.json (node %s)", dir, bytes.TrimSpace(version))
+		return done()
 	}
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = ddNodeDir
+	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", ddNodeDir, err, out)
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
 	}
 	if err := os.WriteFile(stampPath, []byte(stamp), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("npm ci in %s", time.Since(start).Round(time.Millisecond))
-	npmOnce.done = true
-	return node
+	t.Logf("npm ci in %s: %s", dir, time.Since(start).Round(time.Millisecond))
+	return done()
 }
 
 // runDDClient runs a sender and parses what it printed. The tracer's own log goes to stderr.

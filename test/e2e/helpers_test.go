@@ -123,12 +123,13 @@ func (g *gateway) stopAndFlush(t *testing.T) {
 // the listeners there and returns the process options (kept for restarts on the same ports).
 func (g *gateway) choosePorts(o gatewayOptions) (collectorproc.Options, error) {
 	// Every configuration in configs/ has the ddtrace receiver, Jaeger's thrift_binary and zpages.
-	l, overlay, err := collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: true, JaegerBinary: true, ZPages: true})
+	l, overlay, err := collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: true, ElasticAPM: true, JaegerBinary: true, ZPages: true})
 	if err != nil {
 		return collectorproc.Options{}, err
 	}
 	g.endpoints = tracesend.Endpoints{
 		OTLPGRPC: l.OTLPGRPC, OTLPHTTP: l.OTLPHTTP, Zipkin: l.Zipkin, JaegerHTTP: l.JaegerThriftHTTP, JaegerCompact: l.JaegerCompact, DDTrace: l.DDTrace,
+		ElasticAPM: l.ElasticAPM,
 	}
 	g.jaegerGRPC, g.listeners = l.JaegerGRPC, l
 	overlayPath := filepath.Join(filepath.Dir(g.bufferDir), "ports.yaml")

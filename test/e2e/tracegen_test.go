@@ -20,6 +20,7 @@ func TestTracegenEveryProtocolArrives(t *testing.T) {
 		loadgen.ZipkinJSON: g.endpoints.Zipkin, loadgen.ZipkinProto: g.endpoints.Zipkin,
 		loadgen.JaegerThriftHTTP: g.endpoints.JaegerHTTP, loadgen.JaegerUDPCompact: g.endpoints.JaegerCompact,
 		loadgen.DDTraceV04: g.endpoints.DDTrace, loadgen.DDTraceV05: g.endpoints.DDTrace,
+		loadgen.ElasticAPMIntake: g.endpoints.ElasticAPM,
 	}
 	const clients, requests, spans = 10, 50, 10
 	for _, protocol := range loadgen.Protocols() {

@@ -12,6 +12,7 @@ type Listeners struct {
 	OTLPGRPC, OTLPHTTP, Zipkin                             string
 	JaegerGRPC, JaegerThriftHTTP, JaegerCompact, JaegerBin string
 	DDTrace                                                string
+	ElasticAPM                                             string // Elastic APM agents' intake
 	Health, Pprof, ZPages                                  string
 	// MetricsPort is the port of the collector's own Prometheus metrics.
 	MetricsPort int
@@ -21,6 +22,7 @@ type Listeners struct {
 // only configure components the build has, and one it does not know fails the start.
 type ListenerOptions struct {
 	DDTrace      bool // the ddtrace receiver (tracegate; the stock build lacks it)
+	ElasticAPM   bool // the elasticapm receiver (tracegate; the stock build lacks it)
 	JaegerBinary bool // the Jaeger thrift_binary (UDP) listener, as configs/default.yaml has
 	ZPages       bool // the zpages extension
 }
@@ -76,6 +78,10 @@ func PickListeners(o ListenerOptions) (Listeners, []byte, error) {
 	if o.DDTrace {
 		l.DDTrace = tcp()
 		receivers["ddtrace"] = map[string]any{"endpoint": l.DDTrace}
+	}
+	if o.ElasticAPM {
+		l.ElasticAPM = tcp()
+		receivers["elasticapm"] = map[string]any{"endpoint": l.ElasticAPM}
 	}
 	if o.JaegerBinary {
 		l.JaegerBin = udp()

@@ -15,8 +15,8 @@ func TestPickListeners(t *testing.T) {
 		o    ListenerOptions
 	}{
 		{"stock build", ListenerOptions{}},
-		{"bench configs", ListenerOptions{DDTrace: true}},
-		{"configs/default.yaml", ListenerOptions{DDTrace: true, JaegerBinary: true, ZPages: true}},
+		{"bench configs", ListenerOptions{DDTrace: true, ElasticAPM: true}},
+		{"configs/default.yaml", ListenerOptions{DDTrace: true, ElasticAPM: true, JaegerBinary: true, ZPages: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,7 +33,8 @@ func TestPickListeners(t *testing.T) {
 					Jaeger struct {
 						Protocols map[string]struct{ Endpoint string } `json:"protocols"`
 					} `json:"jaeger"`
-					DDTrace *struct{ Endpoint string } `json:"ddtrace"`
+					DDTrace    *struct{ Endpoint string } `json:"ddtrace"`
+					ElasticAPM *struct{ Endpoint string } `json:"elasticapm"`
 				} `json:"receivers"`
 				Extensions map[string]struct{ Endpoint string } `json:"extensions"`
 				Service    struct {
@@ -66,6 +67,9 @@ func TestPickListeners(t *testing.T) {
 			if r.DDTrace != nil {
 				got["ddtrace"] = r.DDTrace.Endpoint
 			}
+			if r.ElasticAPM != nil {
+				got["elasticapm"] = r.ElasticAPM.Endpoint
+			}
 			want := map[string]string{
 				"otlp grpc": l.OTLPGRPC, "otlp http": l.OTLPHTTP, "zipkin": l.Zipkin, "jaeger grpc": l.JaegerGRPC,
 				"jaeger thrift_http": l.JaegerThriftHTTP, "jaeger thrift_compact": l.JaegerCompact, "jaeger thrift_binary": l.JaegerBin,
@@ -73,6 +77,9 @@ func TestPickListeners(t *testing.T) {
 			}
 			if tt.o.DDTrace {
 				want["ddtrace"] = l.DDTrace
+			}
+			if tt.o.ElasticAPM {
+				want["elasticapm"] = l.ElasticAPM
 			}
 			seen := map[string]string{}
 			for k, addr := range want {
@@ -99,6 +106,9 @@ func TestPickListeners(t *testing.T) {
 			}
 			if !tt.o.DDTrace && (r.DDTrace != nil || l.DDTrace != "") {
 				t.Errorf("ddtrace configured for a build without it: %s", b)
+			}
+			if !tt.o.ElasticAPM && (r.ElasticAPM != nil || l.ElasticAPM != "") {
+				t.Errorf("elasticapm configured for a build without it: %s", b)
 			}
 			readers := m.Service.Telemetry.Metrics.Readers
 			if len(readers) != 1 || fmt.Sprintf("%s:%d", readers[0].Pull.Exporter.Prometheus.Host, readers[0].Pull.Exporter.Prometheus.Port) != fmt.Sprintf("127.0.0.1:%d", l.MetricsPort) || l.MetricsPort == 0 {

@@ -31,6 +31,7 @@ type Endpoints struct {
 	JaegerHTTP    string
 	JaegerCompact string // UDP
 	DDTrace       string // the Datadog trace intake (ddtrace receiver)
+	ElasticAPM    string // Elastic APM agents' intake (elasticapm receiver)
 }
 
 // Protocol sends n spans with the given service name and returns what it sent.

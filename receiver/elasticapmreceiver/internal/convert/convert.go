@@ -6,14 +6,13 @@ package convert
 import (
 	"context"
 	"fmt"
+	"hash"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
-
-	"hash"
 
 	"github.com/elastic/apm-data/model/modelpb"
 	"github.com/elastic/apm-data/model/modelprocessor"
@@ -69,14 +68,18 @@ func NewOutput() *Output {
 // concurrent use.
 type Converter struct {
 	logger *zap.Logger
+	// inferKinds gives spans the agent sent without a kind one (inferKind); EDOT leaves them unspecified.
+	inferKinds bool
 	// enrich runs what EDOT runs before converting: errors' grouping key and message.
 	enrich modelprocessor.Chained
 }
 
-// NewConverter returns a Converter that logs undecodable ids to logger.
-func NewConverter(logger *zap.Logger) *Converter {
+// NewConverter returns a Converter that logs undecodable ids to logger; with inferKinds, spans
+// without a kind get the one their event type implies.
+func NewConverter(logger *zap.Logger, inferKinds bool) *Converter {
 	return &Converter{
-		logger: logger,
+		logger:     logger,
+		inferKinds: inferKinds,
 		enrich: modelprocessor.Chained{
 			modelprocessor.SetGroupingKey{NewHash: func() hash.Hash { return xxhash.New() }},
 			modelprocessor.SetErrorMessage{},
@@ -127,6 +130,9 @@ func (c *Converter) appendEvent(event *modelpb.APMEvent, out *Output) error {
 		} else {
 			c.elasticSpanToOTelSpan(&s, event)
 			out.Events[Span]++
+		}
+		if c.inferKinds && s.Kind() == ptrace.SpanKindUnspecified {
+			s.SetKind(inferKind(event))
 		}
 	default:
 		return fmt.Errorf("unhandled event type %q", event.Type())

@@ -29,7 +29,7 @@ func decodeFile(t *testing.T, name string, batchSize int) []*Output {
 	t.Helper()
 	body, err := os.ReadFile(filepath.Join("testdata", "edot", name+".ndjson"))
 	require.NoError(t, err)
-	conv := NewConverter(zap.NewNop())
+	conv := NewConverter(zap.NewNop(), false) // EDOT's output, which has no kind inference
 	var outs []*Output
 	proc := elasticapm.NewProcessor(elasticapm.Config{MaxEventSize: 1 << 20, Semaphore: semaphore.NewWeighted(1)})
 	var result elasticapm.Result
