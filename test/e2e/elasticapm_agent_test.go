@@ -237,3 +237,72 @@ func checkAgentError(t *testing.T, docs []apmDoc, f apmAgentRequest) {
 	}
 	t.Errorf("no error document of trace %s", f.TraceID)
 }
+
+// TestElasticAPMAgentOutage: Elasticsearch is down for 30 s while the agent sends a round of
+// requests every second; the agent gets 202 for every intake request (it logs an error for any
+// other answer, which fails the run), and every event of every round reaches Elasticsearch once
+// it is back, exactly once.
+func TestElasticAPMAgentOutage(t *testing.T) {
+	t.Parallel()
+	const rounds, interval, downAfter, downFor = 40, time.Second, 5 * time.Second, 30 * time.Second
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	g := startGateway(t, "default.yaml")
+	service := "apm-node-outage-" + newTestID()[:8]
+
+	outage := make(chan error, 1)
+	go func() {
+		time.Sleep(downAfter)
+		if err := g.es.SetRefusing(true); err != nil {
+			outage <- err
+			return
+		}
+		time.Sleep(downFor)
+		outage <- g.es.SetRefusing(false)
+	}()
+	sent := runAPMNodeAgent(ctx, t, g.endpoints.ElasticAPM, service, rounds, "REQUEST_INTERVAL_MS="+strconv.Itoa(int(interval.Milliseconds())))
+	if err := <-outage; err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 2*rounds {
+		t.Fatalf("app.js printed %d requests, want %d", len(sent), 2*rounds)
+	}
+	// Per /users round: its transaction, the exit span, the compute span and /backend's
+	// transaction; per /fail: its transaction (and an error document).
+	want := map[string]bool{}
+	for _, r := range sent {
+		if r.Route == "/fail" {
+			want[r.TransactionID] = true
+			continue
+		}
+		for _, id := range []string{r.TransactionID, r.HTTPSpanID, r.ComputeSpanID, r.BackendTransactionID} {
+			want[id] = true
+		}
+	}
+	waitCtx, cancelWait := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelWait()
+	docs, ok := waitForDocs(waitCtx, t, g.es, func(docs []apmDoc) bool {
+		spans, errs, _ := agentDocs(docs, service)
+		return len(spans) >= len(want) && len(errs) >= rounds
+	})
+	spans, errs, _ := agentDocs(docs, service)
+	seen := map[string]int{}
+	for _, d := range spans {
+		seen[d.SpanID]++
+	}
+	missing, twice := 0, 0
+	for id := range want {
+		switch seen[id] {
+		case 0:
+			missing++
+		case 1:
+		default:
+			twice++
+		}
+	}
+	if !ok || missing > 0 || twice > 0 || len(spans) != len(want) || len(errs) != rounds {
+		t.Fatalf("after the outage: %d of %d spans missing, %d stored more than once, %d span documents, %d of %d errors",
+			missing, len(want), twice, len(spans), len(errs), rounds)
+	}
+	t.Logf("%d spans and %d errors of %d rounds, each once, after Elasticsearch was down for %v", len(spans), len(errs), rounds, downFor)
+}

@@ -25,6 +25,7 @@
 //   --service          APM_SERVICE_NAME, default apm-node-e2e
 //   --service-version  APM_SERVICE_VERSION, default 1.0.0
 //   --requests         REQUESTS, default 1
+//   --interval-ms      REQUEST_INTERVAL_MS, the pause between two rounds of requests, default 0
 //   APM_METRICS_INTERVAL  metricsInterval, default 1s
 //   APM_CENTRAL_CONFIG=1  centralConfig on (off otherwise)
 //   APM_SERVER_VERSION    apmServerVersion; unset, the agent asks the server (GET /)
@@ -48,12 +49,18 @@ const { values: args } = parseArgs({
     service: { type: 'string', default: process.env.APM_SERVICE_NAME || 'apm-node-e2e' },
     'service-version': { type: 'string', default: process.env.APM_SERVICE_VERSION || '1.0.0' },
     requests: { type: 'string', default: process.env.REQUESTS || '1' },
+    'interval-ms': { type: 'string', default: process.env.REQUEST_INTERVAL_MS || '0' },
     strict: { type: 'boolean', default: false },
   },
 })
 const requests = Number.parseInt(args.requests, 10)
+const intervalMs = Number.parseInt(args['interval-ms'], 10)
 if (!args['server-url']) {
   console.error('app.js: --server-url or APM_SERVER_URL is required')
+  process.exit(2)
+}
+if (!(intervalMs >= 0)) {
+  console.error('app.js: --interval-ms (REQUEST_INTERVAL_MS) must be a number of milliseconds')
   process.exit(2)
 }
 if (!(requests >= 1)) {
@@ -195,6 +202,7 @@ async function main () {
 
   const lines = []
   for (let i = 1; i <= requests; i++) {
+    if (i > 1 && intervalMs > 0) await sleep(intervalMs)
     for (const [route, path, want] of [['/users/:id', `/users/${i}`, 200], ['/fail', '/fail', 500]]) {
       const r = await get(base + path)
       let body
