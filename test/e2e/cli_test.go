@@ -53,7 +53,7 @@ func TestComponents(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"receivers":  {"ddtrace", "jaeger", "otlp", "zipkin"},
+		"receivers":  {"ddtrace", "elasticapm", "jaeger", "otlp", "zipkin"},
 		"processors": {"batch", "buffer", "elasticapm", "elasticmapping", "memory_limiter"},
 		"connectors": {"apmmetrics", "elasticapm", "forward"},
 		// otlp_grpc and otlp_http are built in but not listed: see testdata/otlp-exporters.yaml.

@@ -33,7 +33,7 @@ func TestReadyLine(t *testing.T) {
 			for name, addr := range map[string]string{
 				"otlp/protocols/grpc": l.OTLPGRPC, "otlp/protocols/http": l.OTLPHTTP, "zipkin": l.Zipkin,
 				"jaeger/protocols/grpc": l.JaegerGRPC, "jaeger/protocols/thrift_http": l.JaegerThriftHTTP,
-				"jaeger/protocols/thrift_compact": l.JaegerCompact, "ddtrace": l.DDTrace,
+				"jaeger/protocols/thrift_compact": l.JaegerCompact, "ddtrace": l.DDTrace, "elasticapm": l.ElasticAPM,
 			} {
 				if !strings.Contains(line, `"`+name+"="+addr+`"`) {
 					t.Errorf("ready line lacks %s=%s: %s", name, addr, line)

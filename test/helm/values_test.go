@@ -217,7 +217,8 @@ func TestDefaults(t *testing.T) {
 	// Every receiver port, TCP and UDP, is on the Service.
 	want := map[string]string{
 		"otlp": "4317/TCP", "otlp-http": "4318/TCP", "zipkin": "9411/TCP", "jaeger-grpc": "14250/TCP",
-		"jaeger-thrift": "14268/TCP", "jaeger-compact": "6831/UDP", "jaeger-binary": "6832/UDP", "ddtrace": "8126/TCP", "metrics": "8888/TCP",
+		"jaeger-thrift": "14268/TCP", "jaeger-compact": "6831/UDP", "jaeger-binary": "6832/UDP", "ddtrace": "8126/TCP", "elasticapm": "8200/TCP",
+		"metrics": "8888/TCP",
 	}
 	if len(o.services) != 1 {
 		t.Fatalf("want one Service, got %d", len(o.services))
@@ -225,10 +226,23 @@ func TestDefaults(t *testing.T) {
 	got := map[string]string{}
 	for _, p := range o.services[0].Spec.Ports {
 		got[p.Name] = strconv.Itoa(int(p.Port)) + "/" + string(p.Protocol)
+		if p.TargetPort.String() != p.Name {
+			t.Errorf("Service port %s targets %q, want the container port of its name", p.Name, p.TargetPort.String())
+		}
 	}
 	for n, w := range want {
 		if got[n] != w {
 			t.Errorf("Service port %s = %q, want %q", n, got[n], w)
+		}
+	}
+	// ...and the container's, named as on the Service.
+	cports := map[string]string{}
+	for _, p := range c.Ports {
+		cports[p.Name] = strconv.Itoa(int(p.ContainerPort)) + "/" + string(p.Protocol)
+	}
+	for n, w := range want {
+		if cports[n] != w {
+			t.Errorf("container port %s = %q, want %q", n, cports[n], w)
 		}
 	}
 	if c.Args[0] != "--config=/etc/tracegate/config.yaml" {
@@ -250,6 +264,9 @@ func TestDaemonsetHostPorts(t *testing.T) {
 	}
 	if p := ports["ddtrace"]; p.HostPort != 8126 || p.ContainerPort != 8126 {
 		t.Errorf("ddtrace port %+v, want hostPort 8126", p)
+	}
+	if p := ports["elasticapm"]; p.HostPort != 8200 || p.ContainerPort != 8200 || p.Protocol != corev1.ProtocolTCP {
+		t.Errorf("elasticapm port %+v, want TCP hostPort 8200", p)
 	}
 	if p := ports["jaeger-compact"]; p.HostPort != 6831 || p.Protocol != corev1.ProtocolUDP {
 		t.Errorf("jaeger-compact port %+v, want UDP hostPort 6831", p)
@@ -592,21 +609,34 @@ func TestDaemonsetHostNetwork(t *testing.T) {
 // TestNotesWithoutAgentPorts: NOTES.txt names only the host ports the agent has: it renders when
 // a port it mentions was removed or disabled.
 func TestNotesWithoutAgentPorts(t *testing.T) {
-	for vals, want := range map[string][2]bool{ // DD_TRACE_AGENT_URL, OTEL_EXPORTER_OTLP_ENDPOINT
-		"mode: daemonset": {true, true},
-		"mode: daemonset\nports: {ddtrace: null, otlp-http: null}":                                                     {false, false},
-		"mode: daemonset\nports: {ddtrace: {enabled: false, containerPort: 8126}}":                                     {false, true},
-		"mode: daemonset\nports: {otlp-http: {enabled: true, containerPort: 4318, servicePort: 4318, hostPort: null}}": {true, false},
+	vars := [3]string{"DD_TRACE_AGENT_URL", "ELASTIC_APM_SERVER_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"}
+	for vals, want := range map[string][3]bool{
+		"mode: daemonset": {true, true, true},
+		"mode: daemonset\nports: {ddtrace: null, elasticapm: null, otlp-http: null}":                                   {false, false, false},
+		"mode: daemonset\nports: {ddtrace: {enabled: false, containerPort: 8126}}":                                     {false, true, true},
+		"mode: daemonset\nports: {elasticapm: {enabled: false, containerPort: 8200}}":                                  {true, false, true},
+		"mode: daemonset\nports: {otlp-http: {enabled: true, containerPort: 4318, servicePort: 4318, hostPort: null}}": {true, true, false},
 	} {
 		out, err := render(t, values(t, vals))
 		if err != nil {
 			t.Fatalf("%q: %v", vals, err)
 		}
 		notes := out["tracegate/templates/NOTES.txt"]
-		got := [2]bool{strings.Contains(notes, "DD_TRACE_AGENT_URL"), strings.Contains(notes, "OTEL_EXPORTER_OTLP_ENDPOINT")}
-		if got != want {
-			t.Errorf("%q: NOTES.txt names (DD_TRACE_AGENT_URL, OTEL_EXPORTER_OTLP_ENDPOINT) = %v, want %v:\n%s", vals, got, want, notes)
+		var got [3]bool
+		for i, v := range vars {
+			got[i] = strings.Contains(notes, v)
 		}
+		if got != want {
+			t.Errorf("%q: NOTES.txt names %v = %v, want %v:\n%s", vals, vars, got, want, notes)
+		}
+	}
+	// The agent's URL for Elastic APM agents is the node's port 8200.
+	out, err := render(t, values(t, "mode: daemonset"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := out["tracegate/templates/NOTES.txt"]; !strings.Contains(notes, "value: http://$(HOST_IP):8200") {
+		t.Errorf("NOTES.txt in daemonset mode does not point Elastic APM agents at $(HOST_IP):8200:\n%s", notes)
 	}
 }
 
