@@ -306,3 +306,49 @@ func TestElasticAPMAgentOutage(t *testing.T) {
 	}
 	t.Logf("%d spans and %d errors of %d rounds, each once, after Elasticsearch was down for %v", len(spans), len(errs), rounds, downFor)
 }
+
+// TestElasticAPMAgentSecretToken: with the receiver's auth set to bearertokenauth, the agent's
+// secretToken (Authorization: Bearer) is checked on GET / and the intake: the right token gets its
+// events stored and no error logged; a wrong one gets 401 (the agent logs it) and nothing stored.
+func TestElasticAPMAgentSecretToken(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	const token = "apm-secret-token-for-tests"
+	overlay := overlayFile(t, map[string]any{
+		"extensions": map[string]any{"bearertokenauth/apm": map[string]any{"token": token}},
+		"receivers":  map[string]any{"elasticapm": map[string]any{"auth": map[string]any{"authenticator": "bearertokenauth/apm"}}},
+		"service":    map[string]any{"extensions": []string{"health_check", "pprof", "zpages", "readylog", "bearertokenauth/apm"}},
+	})
+	g := startGatewayWith(t, gatewayOptions{config: "default.yaml", overlays: []string{overlay}})
+	good := "apm-node-token-" + newTestID()[:8]
+	sent := runAPMNodeAgent(ctx, t, g.endpoints.ElasticAPM, good, 1, "APM_SECRET_TOKEN="+token)
+
+	// A wrong token: the agent logs the 401 (so not --strict here) and nothing of it is stored.
+	node := npmCIIn(ctx, t, apmNodeDir)
+	bad := "apm-node-badtoken-" + newTestID()[:8]
+	cmd := exec.CommandContext(ctx, node, "app.js", "--service", bad)
+	cmd.Dir = apmNodeDir
+	cmd.Env = append(apmAgentEnv(), "APM_SERVER_URL=http://"+g.endpoints.ElasticAPM, "APM_SECRET_TOKEN=wrong")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("app.js with a wrong token: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "401") {
+		t.Errorf("the agent did not log a 401 for a wrong token:\n%s", out)
+	}
+
+	waitCtx, cancelWait := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelWait()
+	docs, ok := waitForDocs(waitCtx, t, g.es, func(docs []apmDoc) bool {
+		spans, _, _ := agentDocs(docs, good)
+		return len(spans) >= 5
+	})
+	if !ok {
+		spans, _, _ := agentDocs(docs, good)
+		t.Fatalf("with the secret token: %d span documents of %s, want 5 (%d requests sent)", len(spans), good, len(sent))
+	}
+	if spans, errs, metrics := agentDocs(docs, bad); len(spans)+len(errs)+len(metrics) > 0 {
+		t.Errorf("with a wrong token: %d span, %d error and %d metric documents stored", len(spans), len(errs), len(metrics))
+	}
+}

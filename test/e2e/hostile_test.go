@@ -173,6 +173,14 @@ func validJaeger(t *testing.T, service, name string) []byte {
 	return b
 }
 
+// validIntake is one Elastic APM intake stream: the metadata line and one transaction.
+func validIntake(service string) []byte {
+	_, lo, sid := testSpanIDs(service, "intake")
+	return []byte(fmt.Sprintf(`{"metadata":{"service":{"name":%q,"agent":{"name":"go","version":"2.6.2"}}}}`+"\n"+
+		`{"transaction":{"id":"%016x","trace_id":"%032x","name":"GET /","type":"request","duration":1.5,"timestamp":%d,"span_count":{"started":0}}}`+"\n",
+		service, sid, lo, time.Now().UnixMicro()))
+}
+
 func validDDv04(service, name string) []byte {
 	_, lo, sid := testSpanIDs(service, name)
 	return tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{
@@ -295,6 +303,7 @@ func hostileRequests(t *testing.T, g *gateway) []hostileRequest {
 		ctJSON    = "application/json"
 		ctThrift  = "application/x-thrift"
 		ctMsgpack = "application/msgpack"
+		ctNDJSON  = "application/x-ndjson"
 	)
 	bad := "bad\xff\xfe\xc3("
 	// 30 MiB: over every body limit (20 MiB confighttp, 25 MiB ddtrace).
@@ -307,6 +316,7 @@ func hostileRequests(t *testing.T, g *gateway) []hostileRequest {
 	zip := validZipkinJSON("hostile-zipkin", "ok")
 	jae := validJaeger(t, "hostile-jaeger", "ok")
 	dd := validDDv04("hostile-dd", "ok")
+	intake := validIntake("hostile-apm")
 
 	var reqs []hostileRequest
 	add := func(r hostileRequest) { reqs = append(reqs, r) }
@@ -321,13 +331,14 @@ func hostileRequests(t *testing.T, g *gateway) []hostileRequest {
 		// jaegerreceiver answers every body read error with 500 (a 413 from MaxBytesReader included).
 		{"jaeger-thrift-http", ep.JaegerHTTP, "/api/traces", ctThrift, jae, "request body too large"},
 		{"ddtrace-v0.4", ep.DDTrace, "/v0.4/traces", ctMsgpack, dd, ""},
+		{"elasticapm", ep.ElasticAPM, "/intake/v2/events", ctNDJSON, intake, ""},
 	}
 	for _, tg := range targets {
 		add(hostileRequest{name: tg.name + "/truncated", addr: tg.addr, path: tg.path, contentType: tg.ct, body: tg.valid[:len(tg.valid)*2/3]})
 		add(hostileRequest{
 			name: tg.name + "/empty", addr: tg.addr, path: tg.path, contentType: tg.ct, body: nil,
-			okAccepted: tg.name == "otlp-http",
-		}) // an empty protobuf is a valid, empty request
+			okAccepted: tg.name == "otlp-http" || tg.name == "elasticapm",
+		}) // an empty protobuf is a valid, empty request; so is an empty intake stream (APM Server's 202)
 		add(hostileRequest{name: tg.name + "/oversized-30MiB", addr: tg.addr, path: tg.path, contentType: tg.ct, body: oversized, stock500: tg.stock500})
 		add(hostileRequest{name: tg.name + "/gzip-bomb-200MiB", addr: tg.addr, path: tg.path, contentType: tg.ct, encoding: "gzip", body: bomb, stock500: tg.stock500})
 		add(hostileRequest{name: tg.name + "/bad-gzip", addr: tg.addr, path: tg.path, contentType: tg.ct, encoding: "gzip", body: []byte("not gzip at all")})
@@ -347,6 +358,21 @@ func hostileRequests(t *testing.T, g *gateway) []hostileRequest {
 	add(hostileRequest{name: "jaeger/text-plain", addr: ep.JaegerHTTP, path: "/api/traces", contentType: "text/plain", body: jae})
 	add(hostileRequest{name: "ddtrace-v0.4/msgpack-as-json", addr: ep.DDTrace, path: "/v0.4/traces", contentType: ctJSON, body: dd})
 	add(hostileRequest{name: "ddtrace-v0.2/msgpack", addr: ep.DDTrace, path: "/v0.2/traces", contentType: ctMsgpack, body: dd})
+
+	// Elastic APM intake: a 10 MB line (over max_event_size), no metadata line, invalid UTF-8.
+	metadata := `{"metadata":{"service":{"name":"hostile-apm","agent":{"name":"go","version":"2.6.2"}}}}` + "\n"
+	add(hostileRequest{
+		name: "elasticapm/line-10MB", addr: ep.ElasticAPM, path: "/intake/v2/events", contentType: ctNDJSON,
+		body: []byte(metadata + `{"transaction":{"name":"` + strings.Repeat("x", 10<<20) + `"}}` + "\n"),
+	})
+	add(hostileRequest{
+		name: "elasticapm/no-metadata", addr: ep.ElasticAPM, path: "/intake/v2/events", contentType: ctNDJSON,
+		body: intake[bytes.IndexByte(intake, '\n')+1:],
+	})
+	add(hostileRequest{
+		name: "elasticapm/invalid-utf8", addr: ep.ElasticAPM, path: "/intake/v2/events", contentType: ctNDJSON,
+		body: []byte(metadata + `{"transaction":{"id":"0000000000000001","trace_id":"0123456789abcdef0123456789abcdef","name":"` + bad + `","type":"request","duration":1,"span_count":{"started":0}}}` + "\n"),
+	})
 
 	// Length headers claiming huge sizes.
 	add(hostileRequest{
@@ -577,6 +603,7 @@ func TestHostileInput(t *testing.T) {
 		{"zipkin", g.endpoints.Zipkin, "/api/v2/spans"},
 		{"jaeger-thrift-http", g.endpoints.JaegerHTTP, "/api/traces"},
 		{"ddtrace", g.endpoints.DDTrace, "/v0.4/traces"},
+		{"elasticapm", g.endpoints.ElasticAPM, "/intake/v2/events"},
 	} {
 		// Headers that never end: one byte of a header value per second.
 		slow(tg.name+"/slow-headers", tg.addr, "POST "+tg.path+" HTTP/1.1\r\nHost: x\r\nX-Slow: ", 'a', time.Second)

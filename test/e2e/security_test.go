@@ -123,7 +123,8 @@ func TestTLSAndClientAuth(t *testing.T) {
 			}},
 			"zipkin":  map[string]any{"tls": serverTLS, "auth": map[string]any{"authenticator": "basicauth/server"}},
 			"jaeger":  map[string]any{"protocols": map[string]any{"thrift_http": map[string]any{"tls": serverTLS}, "grpc": map[string]any{"tls": serverTLS}}},
-			"ddtrace": map[string]any{"tls": serverTLS},
+			"ddtrace":    map[string]any{"tls": serverTLS},
+			"elasticapm": map[string]any{"tls": serverTLS, "auth": bearer}, // APM agents' secret token
 		},
 		"exporters": map[string]any{"elasticsearch": map[string]any{
 			"endpoints": []string{tlsES.URL},
@@ -152,6 +153,7 @@ func TestTLSAndClientAuth(t *testing.T) {
 	wrongBasic := "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":wrong"))
 	otlpURL := "https://" + g.endpoints.OTLPHTTP + "/v1/traces"
 	zipURL := "https://" + g.endpoints.Zipkin + "/api/v2/spans"
+	apmURL := "https://" + g.endpoints.ElasticAPM + "/intake/v2/events"
 	for _, c := range []struct {
 		name   string
 		status int
@@ -165,13 +167,16 @@ func TestTLSAndClientAuth(t *testing.T) {
 		{"zipkin basic auth", post(zipURL, "application/json", validZipkinJSON("tls-zipkin", "n"), map[string]string{"Authorization": basic}), 202},
 		{"jaeger thrift https", post("https://"+g.endpoints.JaegerHTTP+"/api/traces", "application/x-thrift", validJaeger(t, "tls-jaeger", "n"), nil), 202},
 		{"ddtrace https", post("https://"+g.endpoints.DDTrace+"/v0.4/traces", "application/msgpack", validDDv04("tls-dd", "n"), nil), 200},
+		{"elasticapm no token", post(apmURL, "application/x-ndjson", validIntake("tls-apm"), nil), 401},
+		{"elasticapm wrong token", post(apmURL, "application/x-ndjson", validIntake("tls-apm"), map[string]string{"Authorization": "Bearer nope"}), 401},
+		{"elasticapm secret token", post(apmURL, "application/x-ndjson", validIntake("tls-apm"), map[string]string{"Authorization": "Bearer " + token}), 202},
 	} {
 		if c.status != c.want {
 			t.Errorf("%s: status %d, want %d", c.name, c.status, c.want)
 		}
 	}
 	// Plain HTTP to a TLS port is refused.
-	for _, ep := range []string{g.endpoints.OTLPHTTP, g.endpoints.Zipkin, g.endpoints.JaegerHTTP, g.endpoints.DDTrace} {
+	for _, ep := range []string{g.endpoints.OTLPHTTP, g.endpoints.Zipkin, g.endpoints.JaegerHTTP, g.endpoints.DDTrace, g.endpoints.ElasticAPM} {
 		resp, err := http.Post("http://"+ep+"/", "application/json", strings.NewReader("{}"))
 		if err == nil {
 			resp.Body.Close()
