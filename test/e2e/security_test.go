@@ -121,8 +121,8 @@ func TestTLSAndClientAuth(t *testing.T) {
 				"grpc": map[string]any{"tls": serverTLS, "auth": bearer},
 				"http": map[string]any{"tls": serverTLS, "auth": bearer},
 			}},
-			"zipkin":  map[string]any{"tls": serverTLS, "auth": map[string]any{"authenticator": "basicauth/server"}},
-			"jaeger":  map[string]any{"protocols": map[string]any{"thrift_http": map[string]any{"tls": serverTLS}, "grpc": map[string]any{"tls": serverTLS}}},
+			"zipkin":     map[string]any{"tls": serverTLS, "auth": map[string]any{"authenticator": "basicauth/server"}},
+			"jaeger":     map[string]any{"protocols": map[string]any{"thrift_http": map[string]any{"tls": serverTLS}, "grpc": map[string]any{"tls": serverTLS}}},
 			"ddtrace":    map[string]any{"tls": serverTLS},
 			"elasticapm": map[string]any{"tls": serverTLS, "auth": bearer}, // APM agents' secret token
 		},
