@@ -122,7 +122,7 @@ es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:92
 # (<name> is the target without "bench-"; `make bench` writes pipeline.jsonl). The rate-limited
 # runs read the saturation rates `make bench` measured. Long; not part of `make test`.
 BENCH_FLAGS ?=
-BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm
+BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-intake
 
 bench_ARGS  =
 bench_TITLE = Pipeline benchmarks
@@ -158,6 +158,10 @@ bench-document-ids_HELP  = span throughput with the document ids on and off (mem
 bench-apm_ARGS  = -sweep bench/configs/apm.yaml -protocols otlp-http,zipkin-json,jaeger-thrift-http,ddtrace-v0.4
 bench-apm_TITLE = Kibana APM path: its cost per span
 bench-apm_HELP  = CPU per span with the Kibana APM overlay against the same pipeline without it, and the stock build's rate (memory mode)
+
+bench-intake_ARGS  = -collectors tracegate -modes nobuffer,memory -protocols otlp-http,elasticapm,otlp-http,elasticapm
+bench-intake_TITLE = Elastic APM agents' intake against OTLP/HTTP
+bench-intake_HELP  = events per core through the elasticapm receiver against the same spans over OTLP/HTTP, alternated
 
 bench_results = bench/results/$(if $(filter bench,$(1)),pipeline,$(1:bench-%=%)).jsonl
 

@@ -61,8 +61,11 @@ const (
 	floorMode      = "none"
 )
 
-// stockProtocols are the protocols the stock build accepts (no ddtrace receiver).
-func stockSupports(protocol string) bool { return !strings.HasPrefix(protocol, "ddtrace") }
+// stockSupports says whether the stock build accepts protocol (it has no ddtrace and no
+// elasticapm receiver).
+func stockSupports(protocol string) bool {
+	return !strings.HasPrefix(protocol, "ddtrace") && protocol != loadgen.ElasticAPMIntake
+}
 
 type options struct {
 	root                    string
@@ -84,7 +87,8 @@ type options struct {
 	// esDown: the stand-in refuses connections while the load runs and comes back after it.
 	esDown bool
 	// rateFraction > 0 offers each protocol this fraction of stock's saturation rate, read from the
-	// report at saturationPath (stock's nobuffer row; ddtrace, which stock lacks: its otlp-http row).
+	// report at saturationPath (stock's nobuffer row; ddtrace and elasticapm, which stock lacks: its
+	// otlp-http row).
 	rateFraction   float64
 	saturationPath string
 	saturation     *report
