@@ -68,7 +68,7 @@ func newReceiver(cfg *Config, set receiver.Settings) (*intakeReceiver, error) {
 		decoder: elasticapm.NewProcessor(elasticapm.Config{
 			Logger: set.Logger, MaxEventSize: cfg.MaxEventSize, Semaphore: unlimited{},
 		}),
-		converter: convert.NewConverter(set.Logger, true),
+		converter: convert.NewConverter(set.Logger, convert.Options{InferKinds: true, GroupResources: true}),
 		slots:     make(chan struct{}, cfg.MaxConcurrentRequests),
 		warnings:  warnonce.New(set.Logger),
 		info:      serverInfo(cfg.ServerVersion, set.BuildInfo),

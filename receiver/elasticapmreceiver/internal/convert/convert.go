@@ -57,6 +57,8 @@ type Output struct {
 	Logs    plog.Logs
 	// Events counts the events converted, by type.
 	Events Counts
+
+	resources resources
 }
 
 // NewOutput returns an empty Output.
@@ -70,16 +72,27 @@ type Converter struct {
 	logger *zap.Logger
 	// inferKinds gives spans the agent sent without a kind one (inferKind); EDOT leaves them unspecified.
 	inferKinds bool
+	// groupResources puts the spans of one resource under one ResourceSpans (group.go); EDOT
+	// makes one per span.
+	groupResources bool
 	// enrich runs what EDOT runs before converting: errors' grouping key and message.
 	enrich modelprocessor.Chained
 }
 
-// NewConverter returns a Converter that logs undecodable ids to logger; with inferKinds, spans
-// without a kind get the one their event type implies.
-func NewConverter(logger *zap.Logger, inferKinds bool) *Converter {
+// Options are where a Converter departs from EDOT's output.
+type Options struct {
+	// InferKinds gives spans without a kind the one their event type implies.
+	InferKinds bool
+	// GroupResources puts the spans of one resource under one ResourceSpans.
+	GroupResources bool
+}
+
+// NewConverter returns a Converter that logs undecodable ids to logger.
+func NewConverter(logger *zap.Logger, o Options) *Converter {
 	return &Converter{
-		logger:     logger,
-		inferKinds: inferKinds,
+		logger:         logger,
+		inferKinds:     o.InferKinds,
+		groupResources: o.GroupResources,
 		enrich: modelprocessor.Chained{
 			modelprocessor.SetGroupingKey{NewHash: func() hash.Hash { return xxhash.New() }},
 			modelprocessor.SetErrorMessage{},
@@ -121,9 +134,7 @@ func (c *Converter) appendEvent(event *modelpb.APMEvent, out *Output) error {
 		c.elasticLogToOtelLogRecord(&rl, event, ts)
 		out.Events[Log]++
 	case modelpb.SpanEventType, modelpb.TransactionEventType:
-		rs := out.Traces.ResourceSpans().AppendEmpty()
-		c.setResourceAttributes(rs.Resource().Attributes(), event)
-		s := c.elasticEventToOtelSpan(&rs, event, ts)
+		s := c.newSpan(out, event, ts)
 		if event.Type() == modelpb.TransactionEventType {
 			c.elasticTransactionToOtelSpan(&s, event)
 			out.Events[Transaction]++

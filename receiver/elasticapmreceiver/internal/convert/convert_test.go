@@ -15,6 +15,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"golang.org/x/sync/semaphore"
 )
@@ -27,9 +28,14 @@ const edotBatchSize = 10
 // per batch.
 func decodeFile(t *testing.T, name string, batchSize int) []*Output {
 	t.Helper()
+	return decodeFileWith(t, name, batchSize, Options{})
+}
+
+func decodeFileWith(t *testing.T, name string, batchSize int, opts Options) []*Output {
+	t.Helper()
 	body, err := os.ReadFile(filepath.Join("testdata", "edot", name+".ndjson"))
 	require.NoError(t, err)
-	conv := NewConverter(zap.NewNop(), false) // EDOT's output, which has no kind inference
+	conv := NewConverter(zap.NewNop(), opts) // zero Options: EDOT's output
 	var outs []*Output
 	proc := elasticapm.NewProcessor(elasticapm.Config{MaxEventSize: 1 << 20, Semaphore: semaphore.NewWeighted(1)})
 	var result elasticapm.Result
@@ -103,4 +109,50 @@ func TestCounts(t *testing.T) {
 			assert.Equal(t, sum[Error]+sum[Log], logs)
 		}
 	}
+}
+
+// TestGroupedResourcesHoldTheSameSpans: with GroupResources, every span is the same and under a
+// resource with the same attributes as in EDOT's output, and no two resources are equal.
+func TestGroupedResourcesHoldTheSameSpans(t *testing.T) {
+	for _, name := range []string{"transactions", "spans", "transactions_spans", "span-links", "hostdata", "invalid_ids"} {
+		t.Run(name, func(t *testing.T) {
+			edot := decodeFileWith(t, name, 1000, Options{})[0].Traces
+			grouped := decodeFileWith(t, name, 1000, Options{GroupResources: true})[0].Traces
+			require.Equal(t, edot.SpanCount(), grouped.SpanCount())
+			assert.ElementsMatch(t, flatten(t, edot), flatten(t, grouped))
+			rss := grouped.ResourceSpans()
+			for i := range rss.Len() {
+				require.Equal(t, 1, rss.At(i).ScopeSpans().Len())
+				for j := range i {
+					assert.False(t, rss.At(i).Resource().Attributes().Equal(rss.At(j).Resource().Attributes()), "resources %d and %d are equal", i, j)
+				}
+			}
+			if edot.SpanCount() > 1 {
+				assert.Less(t, rss.Len(), edot.ResourceSpans().Len(), "grouping saved no resource")
+			}
+		})
+	}
+}
+
+// flatten lists each span with its resource's attributes.
+func flatten(t *testing.T, td ptrace.Traces) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				// Attributes as maps: EDOT's mapping writes HTTP headers in a Go map's order.
+				one := ptrace.NewTraces()
+				copied := one.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+				s.CopyTo(copied)
+				copied.Attributes().Clear()
+				b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(one)
+				require.NoError(t, err)
+				out = append(out, map[string]any{
+					"resource": rs.Resource().Attributes().AsRaw(), "attributes": s.Attributes().AsRaw(), "span": string(b),
+				})
+			}
+		}
+	}
+	return out
 }

@@ -1,0 +1,76 @@
+package elasticapmreceiver
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+
+	"github.com/tracegate/tracegate/internal/testbed/loadgen"
+	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/metadatatest"
+)
+
+// benchBody is what the pipeline benchmark's load sends: ten traces of ten spans in one stream.
+func benchBody(b *testing.B) (body []byte, spans int) {
+	b.Helper()
+	r := rand.New(rand.NewPCG(1, 2))
+	var buf bytes.Buffer
+	for i := range 10 {
+		parts, err := loadgen.Encode(context.Background(), loadgen.ElasticAPMIntake, loadgen.NewTrace(r, "bench-svc", 10, time.Now()))
+		require.NoError(b, err)
+		for _, p := range parts {
+			if i > 0 { // one metadata line per stream
+				p = p[bytes.IndexByte(p, '\n')+1:]
+			}
+			buf.Write(p)
+		}
+		spans += 10
+	}
+	return buf.Bytes(), spans
+}
+
+// BenchmarkDecode: decoding and converting one stream (apm-data's decoder, EDOT's conversion),
+// per span.
+func BenchmarkDecode(b *testing.B) {
+	body, spans := benchBody(b)
+	r, err := newReceiver(createDefaultConfig().(*Config), metadatatest.NewSettings(componenttest.NewTelemetry()))
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		res := newResult()
+		d := r.decode(context.Background(), newUTF8Reader(bytes.NewReader(body)), res)
+		if d.out.Traces.SpanCount() != spans || res.status != http.StatusAccepted {
+			b.Fatalf("%d spans, status %d: %+v", d.out.Traces.SpanCount(), res.status, res.Errors)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
+}
+
+// BenchmarkHandler: the whole request, from the body to the pipeline's sink.
+func BenchmarkHandler(b *testing.B) {
+	body, spans := benchBody(b)
+	r, err := newReceiver(createDefaultConfig().(*Config), metadatatest.NewSettings(componenttest.NewTelemetry()))
+	require.NoError(b, err)
+	r.nextTraces = consumertest.NewNop()
+	h := r.routes()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		req := httptest.NewRequestWithContext(context.Background(), http.MethodPost, intakePath, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-ndjson")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusAccepted {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
+}
