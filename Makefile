@@ -180,8 +180,8 @@ bench-tools: build build-stock
 	$(GO) build -o bin/tracegen ./bench/tracegen
 	$(GO) build -o bin/benchrun ./bench/benchrun
 
-bench-go: ## Go benchmarks of the hot paths (ddtrace decode+translate, HTTP handler, buffer, apmmetrics connector), -benchmem
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./receiver/ddtracereceiver/ ./processor/bufferprocessor/...
+bench-go: ## Go benchmarks of the hot paths (ddtrace and Elastic APM intake decoding, HTTP handlers, buffer, apmmetrics connector), -benchmem
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./receiver/ddtracereceiver/ ./receiver/elasticapmreceiver/ ./processor/bufferprocessor/...
 	@# Not -bench .: BenchmarkMemory takes a minute per run (-bench Memory -benchtime 1x).
 	$(GO) test -run '^$$' -bench ConsumeTraces -benchmem -benchtime 20000x -count 1 ./connector/apmmetricsconnector/
 

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"net/http"
 	"os"
-	"sync"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/config/confignet"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
@@ -19,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/tracegate/tracegate/internal/httpserve"
 	"github.com/tracegate/tracegate/internal/warnonce"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
@@ -40,8 +38,7 @@ type ddReceiver struct {
 	bodies       bodyBuffers
 	warnings     *warnonce.Warner
 
-	server *http.Server
-	wg     sync.WaitGroup
+	server *httpserve.Server
 }
 
 func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddReceiver, error) {
@@ -96,27 +93,17 @@ func (r *ddReceiver) Start(ctx context.Context, host component.Host) error {
 			return fmt.Errorf("ddtrace receiver: set the permissions of %s: %w", r.cfg.NetAddr.Endpoint, err)
 		}
 	}
-	r.server, err = r.cfg.ToServer(ctx, host.GetExtensions(), r.set.TelemetrySettings, r.handler())
+	r.server, err = httpserve.Start(ctx, host, r.set.TelemetrySettings, &r.cfg.ServerConfig, ln, r.handler())
 	if err != nil {
-		_ = ln.Close()
 		return err
 	}
-	r.wg.Go(func() {
-		if err := r.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
-		}
-	})
 	r.set.Logger.Info("ddtrace receiver listening", zap.String("endpoint", r.cfg.NetAddr.Endpoint))
 	return nil
 }
 
 // Shutdown stops accepting requests and waits for the ones in flight, within ctx.
 func (r *ddReceiver) Shutdown(ctx context.Context) error {
-	var err error
-	if r.server != nil {
-		err = r.server.Shutdown(ctx)
-		r.wg.Wait()
-	}
+	err := r.server.Shutdown(ctx)
 	r.telemetry.Shutdown()
 	return err
 }

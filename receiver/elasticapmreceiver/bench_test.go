@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,12 +18,13 @@ import (
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/metadatatest"
 )
 
-// benchBody is what the pipeline benchmark's load sends: ten traces of ten spans in one stream.
-func benchBody(b *testing.B) (body []byte, spans int) {
+// benchBody is traces traces of ten spans in one stream; one is a request of the pipeline
+// benchmark's load.
+func benchBody(b *testing.B, traces int) (body []byte, spans int) {
 	b.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
 	var buf bytes.Buffer
-	for i := range 10 {
+	for i := range traces {
 		parts, err := loadgen.Encode(context.Background(), loadgen.ElasticAPMIntake, loadgen.NewTrace(r, "bench-svc", 10, time.Now()))
 		require.NoError(b, err)
 		for _, p := range parts {
@@ -39,7 +41,7 @@ func benchBody(b *testing.B) (body []byte, spans int) {
 // BenchmarkDecode: decoding and converting one stream (apm-data's decoder, EDOT's conversion),
 // per span.
 func BenchmarkDecode(b *testing.B) {
-	body, spans := benchBody(b)
+	body, spans := benchBody(b, 10)
 	r, err := newReceiver(createDefaultConfig().(*Config), metadatatest.NewSettings(componenttest.NewTelemetry()))
 	require.NoError(b, err)
 	b.ReportAllocs()
@@ -54,9 +56,16 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
 }
 
-// BenchmarkHandler: the whole request, from the body to the pipeline's sink.
+// BenchmarkHandler: the whole request, from the body to the pipeline's sink, for a request of
+// ten spans (the pipeline benchmark's) and of a hundred.
 func BenchmarkHandler(b *testing.B) {
-	body, spans := benchBody(b)
+	for _, traces := range []int{1, 10} {
+		b.Run(strconv.Itoa(10*traces)+"-spans", func(b *testing.B) { benchmarkHandler(b, traces) })
+	}
+}
+
+func benchmarkHandler(b *testing.B, traces int) {
+	body, spans := benchBody(b, traces)
 	r, err := newReceiver(createDefaultConfig().(*Config), metadatatest.NewSettings(componenttest.NewTelemetry()))
 	require.NoError(b, err)
 	r.nextTraces = consumertest.NewNop()

@@ -8,6 +8,9 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
 	"github.com/tracegate/tracegate/internal/refusalwait"
@@ -63,43 +66,50 @@ func (r *intakeReceiver) consumeSignal(ctx context.Context, res *result, signal 
 		"intake events refused by the pipeline", zap.String("signal", signal), zap.Error(err))
 }
 
-func (r *intakeReceiver) consumeTraces(ctx context.Context, d *decoded) error {
-	ctx = r.obsrep.StartTracesOp(ctx)
-	td := d.out.Traces
+// signal is how one signal is handed on: the standard receiver counts around it (start, end),
+// its data in an Output (of), and the next consumer.
+type signal[T any] struct {
+	start func(context.Context) context.Context
+	end   func(ctx context.Context, format string, items int, err error)
+	of    func(*convert.Output) T
+	next  func(context.Context, T) error
+	items int
+}
+
+// consumeSignal offers one signal's data, converted afresh for each re-offer, within one receiver
+// operation, so that the standard accepted/refused counts see the true number.
+func consumeSignal[T any](ctx context.Context, r *intakeReceiver, d *decoded, sig signal[T]) error {
+	ctx = sig.start(ctx)
+	data := sig.of(d.out)
 	err := r.offer(ctx, func(attempt int) error {
 		if attempt > 0 {
-			td = r.again(ctx, d).Traces
+			data = sig.of(r.again(ctx, d))
 		}
-		return r.nextTraces.ConsumeTraces(ctx, td)
+		return sig.next(ctx, data)
 	})
-	r.obsrep.EndTracesOp(ctx, dataFormat, d.out.Traces.SpanCount(), err)
+	sig.end(ctx, dataFormat, sig.items, err)
 	return err
+}
+
+func (r *intakeReceiver) consumeTraces(ctx context.Context, d *decoded) error {
+	return consumeSignal(ctx, r, d, signal[ptrace.Traces]{
+		start: r.obsrep.StartTracesOp, end: r.obsrep.EndTracesOp, next: r.nextTraces.ConsumeTraces,
+		of: func(o *convert.Output) ptrace.Traces { return o.Traces }, items: d.out.Traces.SpanCount(),
+	})
 }
 
 func (r *intakeReceiver) consumeLogs(ctx context.Context, d *decoded) error {
-	ctx = r.obsrep.StartLogsOp(ctx)
-	ld := d.out.Logs
-	err := r.offer(ctx, func(attempt int) error {
-		if attempt > 0 {
-			ld = r.again(ctx, d).Logs
-		}
-		return r.nextLogs.ConsumeLogs(ctx, ld)
+	return consumeSignal(ctx, r, d, signal[plog.Logs]{
+		start: r.obsrep.StartLogsOp, end: r.obsrep.EndLogsOp, next: r.nextLogs.ConsumeLogs,
+		of: func(o *convert.Output) plog.Logs { return o.Logs }, items: d.out.Logs.LogRecordCount(),
 	})
-	r.obsrep.EndLogsOp(ctx, dataFormat, d.out.Logs.LogRecordCount(), err)
-	return err
 }
 
 func (r *intakeReceiver) consumeMetrics(ctx context.Context, d *decoded) error {
-	ctx = r.obsrep.StartMetricsOp(ctx)
-	md := d.out.Metrics
-	err := r.offer(ctx, func(attempt int) error {
-		if attempt > 0 {
-			md = r.again(ctx, d).Metrics
-		}
-		return r.nextMetrics.ConsumeMetrics(ctx, md)
+	return consumeSignal(ctx, r, d, signal[pmetric.Metrics]{
+		start: r.obsrep.StartMetricsOp, end: r.obsrep.EndMetricsOp, next: r.nextMetrics.ConsumeMetrics,
+		of: func(o *convert.Output) pmetric.Metrics { return o.Metrics }, items: d.out.Metrics.DataPointCount(),
 	})
-	r.obsrep.EndMetricsOp(ctx, dataFormat, d.out.Metrics.DataPointCount(), err)
-	return err
 }
 
 // offer re-offers refused data for refusal_wait.

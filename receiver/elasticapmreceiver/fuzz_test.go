@@ -1,6 +1,7 @@
 package elasticapmreceiver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -36,7 +37,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		res := newResult()
 		w := httptest.NewRecorder()
-		in, err := decompressSniffed(w, bytes.NewReader(body), 1<<20)
+		in, err := decompressSniffed(w, bufio.NewReader(bytes.NewReader(body)), 1<<20)
 		if err != nil {
 			return // answered 400 "data decoding error"
 		}

@@ -52,13 +52,18 @@ func (r *intakeReceiver) handleEvents(w http.ResponseWriter, req *http.Request) 
 		return
 	}
 	defer r.releaseSlot()
-	body, err := decompressSniffed(w, req.Body, r.cfg.MaxRequestBodySize)
+	bufs := r.buffers.get()
+	defer r.buffers.put(bufs)
+	bufs.sniff.Reset(req.Body)
+	body, err := decompressSniffed(w, bufs.sniff, r.cfg.MaxRequestBodySize)
 	if err != nil {
 		res.add(http.StatusBadRequest, "data decoding error: "+err.Error(), "")
 		res.write(w, req)
 		return
 	}
-	d := r.decode(ctx, newUTF8Reader(body), res)
+	bufs.valid.reset(body)
+	bufs.lines.Reset(bufs.valid)
+	d := r.decode(ctx, bufs.lines, res) // apm-data reads through lines instead of a reader of its own
 	r.consume(ctx, d, res)
 	res.write(w, req)
 }
@@ -95,8 +100,7 @@ func (r *intakeReceiver) releaseSlot() { <-r.slots }
 
 // decompressSniffed decompresses a body sent without Content-Encoding that is gzip or zlib, as
 // APM Server does (confighttp has decompressed those that name theirs), within limit.
-func decompressSniffed(w http.ResponseWriter, body io.Reader, limit int64) (io.Reader, error) {
-	br := bufio.NewReader(body)
+func decompressSniffed(w http.ResponseWriter, br *bufio.Reader, limit int64) (io.Reader, error) {
 	magic, err := br.Peek(2)
 	if err != nil {
 		return br, nil // empty or one byte: the decoder answers that

@@ -2,13 +2,10 @@ package elasticapmreceiver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/elastic/apm-data/input/elasticapm"
 
+	"github.com/tracegate/tracegate/internal/httpserve"
 	"github.com/tracegate/tracegate/internal/warnonce"
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/convert"
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/metadata"
@@ -39,6 +37,7 @@ type intakeReceiver struct {
 	decoder   *elasticapm.Processor
 	converter *convert.Converter
 	slots     chan struct{} // max_concurrent_requests: one token per request being decoded
+	buffers   *bufferPool
 	warnings  *warnonce.Warner
 	info      map[string]any // the GET / body
 
@@ -46,9 +45,8 @@ type intakeReceiver struct {
 	nextMetrics consumer.Metrics
 	nextLogs    consumer.Logs
 
-	server *http.Server
+	server *httpserve.Server
 	addr   string // where it listens, once started (tests use port 0)
-	wg     sync.WaitGroup
 }
 
 func newReceiver(cfg *Config, set receiver.Settings) (*intakeReceiver, error) {
@@ -70,6 +68,7 @@ func newReceiver(cfg *Config, set receiver.Settings) (*intakeReceiver, error) {
 		}),
 		converter: convert.NewConverter(set.Logger, convert.Options{InferKinds: true, GroupResources: true}),
 		slots:     make(chan struct{}, cfg.MaxConcurrentRequests),
+		buffers:   newBufferPool(cfg.MaxEventSize),
 		warnings:  warnonce.New(set.Logger),
 		info:      serverInfo(cfg.ServerVersion, set.BuildInfo),
 	}, nil
@@ -82,28 +81,18 @@ func (r *intakeReceiver) Start(ctx context.Context, host component.Host) error {
 		return fmt.Errorf("elasticapm receiver: listen on %s: %w", r.cfg.NetAddr.Endpoint, err)
 	}
 	r.addr = ln.Addr().String()
-	r.server, err = r.cfg.ToServer(ctx, host.GetExtensions(), r.set.TelemetrySettings, r.routes(),
+	r.server, err = httpserve.Start(ctx, host, r.set.TelemetrySettings, &r.cfg.ServerConfig, ln, r.routes(),
 		confighttp.WithErrorHandler(r.serverError))
 	if err != nil {
-		_ = ln.Close()
 		return err
 	}
-	r.wg.Go(func() {
-		if err := r.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
-		}
-	})
 	r.set.Logger.Info("elasticapm receiver listening", zap.String("endpoint", r.cfg.NetAddr.Endpoint))
 	return nil
 }
 
 // Shutdown stops accepting requests and waits for the ones in flight, within ctx.
 func (r *intakeReceiver) Shutdown(ctx context.Context) error {
-	var err error
-	if r.server != nil {
-		err = r.server.Shutdown(ctx)
-		r.wg.Wait()
-	}
+	err := r.server.Shutdown(ctx)
 	r.telemetry.Shutdown()
 	return err
 }
