@@ -48,7 +48,13 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		res := newResult()
-		d := r.decode(context.Background(), newUTF8Reader(bytes.NewReader(body)), res)
+		bufs := r.buffers.get()
+		in, err := r.readerOf(httptest.NewRecorder(), bytes.NewReader(body), bufs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := r.decode(context.Background(), in, res)
+		r.buffers.put(bufs)
 		if d.out.Traces.SpanCount() != spans || res.status != http.StatusAccepted {
 			b.Fatalf("%d spans, status %d: %+v", d.out.Traces.SpanCount(), res.status, res.Errors)
 		}

@@ -1,7 +1,6 @@
 package elasticapmreceiver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -35,13 +34,15 @@ func FuzzDecode(f *testing.F) {
 	r, err := newReceiver(cfg, metadatatest.NewSettings(componenttest.NewTelemetry()))
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, body []byte) {
+		// The request path itself, its pooled buffers reused from one input to the next.
 		res := newResult()
-		w := httptest.NewRecorder()
-		in, err := decompressSniffed(w, bufio.NewReader(bytes.NewReader(body)), 1<<20)
+		bufs := r.buffers.get()
+		defer r.buffers.put(bufs)
+		in, err := r.readerOf(httptest.NewRecorder(), bytes.NewReader(body), bufs)
 		if err != nil {
 			return // answered 400 "data decoding error"
 		}
-		d := r.decode(context.Background(), newUTF8Reader(in), res)
+		d := r.decode(context.Background(), in, res)
 		converted := d.out.Events.Total()
 		if converted != len(d.events) {
 			t.Fatalf("%d events decoded, %d converted", len(d.events), converted)

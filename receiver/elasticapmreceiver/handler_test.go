@@ -422,3 +422,21 @@ func TestAgentConfiguration(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusMethodNotAllowed, tr.do(t, http.MethodDelete, agentConfigPath, nil, nil).status)
 }
+
+// TestBuffersCarryNothingOver: the pooled per-request buffers start clean after a request cut off
+// mid-rune, mid-gzip or mid-line.
+func TestBuffersCarryNothingOver(t *testing.T) {
+	tr := startReceiver(t, func(c *Config) { c.MaxConcurrentRequests = 1 }, nil)
+	good := []byte(metadataLine + transactionLine("0000000000000001"))
+	for _, bad := range [][]byte{
+		[]byte(metadataLine + `{"transaction":{"name":"` + "\xe2\x82"),
+		gzipped(t, good)[:30],
+		[]byte(metadataLine + `{"transaction":{"id":"00`),
+	} {
+		require.Equal(t, http.StatusBadRequest, tr.post(t, bad, nil).status)
+		tr.traces.Reset()
+		rep := tr.post(t, good, nil)
+		require.Equal(t, http.StatusAccepted, rep.status, rep.body)
+		assert.Equal(t, 1, tr.traces.SpanCount())
+	}
+}

@@ -54,16 +54,13 @@ func (r *intakeReceiver) handleEvents(w http.ResponseWriter, req *http.Request) 
 	defer r.releaseSlot()
 	bufs := r.buffers.get()
 	defer r.buffers.put(bufs)
-	bufs.sniff.Reset(req.Body)
-	body, err := decompressSniffed(w, bufs.sniff, r.cfg.MaxRequestBodySize)
+	body, err := r.readerOf(w, req.Body, bufs)
 	if err != nil {
 		res.add(http.StatusBadRequest, "data decoding error: "+err.Error(), "")
 		res.write(w, req)
 		return
 	}
-	bufs.valid.reset(body)
-	bufs.lines.Reset(bufs.valid)
-	d := r.decode(ctx, bufs.lines, res) // apm-data reads through lines instead of a reader of its own
+	d := r.decode(ctx, body, res)
 	r.consume(ctx, d, res)
 	res.write(w, req)
 }
@@ -97,6 +94,19 @@ func (r *intakeReceiver) acquireSlot(ctx context.Context) bool {
 }
 
 func (r *intakeReceiver) releaseSlot() { <-r.slots }
+
+// readerOf is what the decoder reads of a request body: decompressed (when sniffed), checked for
+// UTF-8, through bufs.lines, which apm-data then takes as its line buffer instead of allocating one.
+func (r *intakeReceiver) readerOf(w http.ResponseWriter, body io.Reader, bufs *requestBuffers) (io.Reader, error) {
+	bufs.sniff.Reset(body)
+	in, err := decompressSniffed(w, bufs.sniff, r.cfg.MaxRequestBodySize)
+	if err != nil {
+		return nil, err
+	}
+	bufs.valid.reset(in)
+	bufs.lines.Reset(bufs.valid)
+	return bufs.lines, nil
+}
 
 // decompressSniffed decompresses a body sent without Content-Encoding that is gzip or zlib, as
 // APM Server does (confighttp has decompressed those that name theirs), within limit.
