@@ -1,0 +1,124 @@
+package bufferprocessor
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/tracegate/tracegate/internal/testbed/loadgen"
+	"github.com/tracegate/tracegate/processor/elasticmappingprocessor"
+	"github.com/tracegate/tracegate/receiver/elasticapmreceiver"
+)
+
+// BenchmarkIntakeShapeCPU: process CPU per span of configs/default.yaml's trace path
+// (elasticmapping → buffer in memory mode → contrib exporter) for the same tracegen spans in two
+// shapes, each decoded from an OTLP protobuf request: as an OpenTelemetry SDK sends them, and as
+// the elasticapm receiver turns their intake v2 form into pdata (EDOT's mapping). The second is
+// what the intake's spans would cost if decoding intake JSON were as cheap as decoding OTLP
+// protobuf: the bound on how close to OTLP/HTTP's rate any intake decoder can bring it.
+func BenchmarkIntakeShapeCPU(b *testing.B) {
+	const chunk = 512
+	url := startFakeES(b)
+	otlpIn, otlpOut := defaultTracePath(b, url)
+	intakeIn, intakeOut := defaultTracePath(b, url)
+
+	otlpReqs, intakeReqs := shapedRequests(b, 64)
+	send := func(next consumer.Traces, out *countingConsumer, reqs [][]byte, n int) time.Duration {
+		want := out.count() + int64(n*10)
+		c0 := processCPU(b)
+		produceItems(b, func(ctx context.Context, req []byte) error {
+			td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(req)
+			if err != nil {
+				return err
+			}
+			return next.ConsumeTraces(ctx, td)
+		}, reqs, n)
+		out.waitSpans(want)
+		return processCPU(b) - c0
+	}
+	send(otlpIn, otlpOut, otlpReqs, 256)
+	send(intakeIn, intakeOut, intakeReqs, 256)
+	var cpuOTLP, cpuIntake time.Duration
+	var spans int64
+	b.ResetTimer()
+	for done := 0; done < b.N; done += chunk {
+		n := min(chunk, b.N-done)
+		cpuOTLP += send(otlpIn, otlpOut, otlpReqs, n)
+		cpuIntake += send(intakeIn, intakeOut, intakeReqs, n)
+		spans += int64(n * 10)
+	}
+	b.StopTimer()
+	o := float64(cpuOTLP.Nanoseconds()) / float64(spans)
+	i := float64(cpuIntake.Nanoseconds()) / float64(spans)
+	b.ReportMetric(o, "cpu-ns/span-otlp")
+	b.ReportMetric(i, "cpu-ns/span-intake-shaped")
+	b.ReportMetric(o/i, "rate-intake/otlp")
+}
+
+// defaultTracePath is configs/default.yaml's trace path into the fake Elasticsearch at url: the
+// mapping with document ids, the buffer in memory mode, the exporter (counted).
+func defaultTracePath(b *testing.B, url string) (consumer.Traces, *countingConsumer) {
+	exp := newCountingConsumer(newBenchESExporterWith(b, url, map[string]any{"traces_dynamic_id": map[string]any{"enabled": true}}))
+	cfg := memCfg()
+	cfg.Threads, cfg.QueueSize, cfg.MaxBatchItems = pipelineProducers, 10_000, 2048
+	h := startB(b, cfg, exp)
+	b.Cleanup(func() { h.shutdownB(b) })
+	f := elasticmappingprocessor.NewFactory()
+	p, err := f.CreateTraces(b.Context(), processortest.NewNopSettings(f.Type()),
+		&elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: true}, h.p)
+	require.NoError(b, err)
+	return p, exp
+}
+
+// shapedRequests returns n requests of 10 tracegen spans as OTLP protobuf, and the same traces
+// sent to an elasticapm receiver as intake v2 and re-encoded as OTLP protobuf.
+func shapedRequests(b *testing.B, n int) (otlp, intake [][]byte) {
+	sink := &consumertest.TracesSink{}
+	f := elasticapmreceiver.NewFactory()
+	cfg := f.CreateDefaultConfig().(*elasticapmreceiver.Config)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	cfg.NetAddr.Endpoint = l.Addr().String()
+	require.NoError(b, l.Close())
+	r, err := f.CreateTraces(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, sink)
+	require.NoError(b, err)
+	require.NoError(b, r.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(b, r.Shutdown(context.Background())) }()
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	marshal := func(td ptrace.Traces) []byte {
+		p, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		require.NoError(b, err)
+		return p
+	}
+	for i := range n {
+		tr := loadgen.NewTrace(rng, []string{"checkout", "cart", "inventory"}[i%3], 10, time.Now())
+		otlp = append(otlp, marshal(loadgen.OTLPTraces(tr)))
+		parts, err := loadgen.Encode(context.Background(), loadgen.ElasticAPMIntake, tr)
+		require.NoError(b, err)
+		for _, body := range parts {
+			resp, err := http.Post("http://"+cfg.NetAddr.Endpoint+"/intake/v2/events", "application/x-ndjson", bytes.NewReader(body))
+			require.NoError(b, err)
+			require.Equal(b, http.StatusAccepted, resp.StatusCode)
+			require.NoError(b, resp.Body.Close())
+		}
+		all := sink.AllTraces()
+		require.Len(b, all, 1)
+		require.Equal(b, 10, all[0].SpanCount())
+		intake = append(intake, marshal(all[0]))
+		sink.Reset()
+	}
+	return otlp, intake
+}
