@@ -206,24 +206,24 @@ func (c *apmMetrics) flush(ctx context.Context, all []*pendingSums, reason attri
 	}
 }
 
-// count runs add on the pending sums of the request's client metadata, under the lock, and
-// flushes first when the window changed and after when the sums got too many series.
+// count runs add on the pending sums of the request's client metadata, under the lock. It flushes
+// the last window's sums first when the window changed, and everything after when the sums got too
+// many series (both, when a window's first request is itself too large).
 func (c *apmMetrics) count(ctx context.Context, add func(*sums)) {
 	window := c.now().Truncate(c.shortestInterval())
 	c.mu.Lock()
-	var rotated []*pendingSums
-	reason := reasonWindow
+	var rotated, full []*pendingSums
 	if !window.Equal(c.window) {
 		rotated = c.takeAllLocked()
 		c.window = window
 	}
-	p := c.pendingFor(ctx)
-	add(p.sums)
-	if len(rotated) == 0 && c.seriesLocked() >= c.cfg.MaxPendingSeries {
-		rotated, reason = c.takeAllLocked(), reasonSize
+	add(c.pendingFor(ctx).sums)
+	if c.seriesLocked() >= c.cfg.MaxPendingSeries {
+		full = c.takeAllLocked()
 	}
 	c.mu.Unlock()
-	c.flush(ctx, rotated, reason)
+	c.flush(ctx, rotated, reasonWindow)
+	c.flush(ctx, full, reasonSize)
 }
 
 func (c *apmMetrics) seriesLocked() int {
@@ -242,28 +242,45 @@ func (c *apmMetrics) shortestInterval() time.Duration {
 }
 
 // pendingFor returns the pending sums of the context's client metadata (the metadata_keys' values).
+// The metadata kept for the store is copied only when those values are new.
 func (c *apmMetrics) pendingFor(ctx context.Context) *pendingSums {
 	var key string
-	var info client.Info
+	var in client.Info
 	if len(c.metaKeys) > 0 {
-		in := client.FromContext(ctx)
-		kept := map[string][]string{}
+		in = client.FromContext(ctx)
 		var b strings.Builder
 		for _, k := range c.metaKeys {
 			if vs := in.Metadata.Get(k); len(vs) > 0 {
-				kept[k] = vs
-				b.WriteString(k + "\x00" + strings.Join(vs, "\x00") + "\x01")
+				b.WriteString(k)
+				for _, v := range vs {
+					b.WriteByte(0)
+					b.WriteString(v)
+				}
+				b.WriteByte(1)
 			}
 		}
 		key = b.String()
-		info = client.Info{Metadata: client.NewMetadata(kept)}
 	}
 	p, ok := c.pending[key]
 	if !ok {
-		p = &pendingSums{sums: newSums(), info: info}
+		p = &pendingSums{sums: newSums(), info: c.keptMetadata(in)}
 		c.pending[key] = p
 	}
 	return p
+}
+
+// keptMetadata is the client info a flush passes to the store: only the metadata_keys' values.
+func (c *apmMetrics) keptMetadata(in client.Info) client.Info {
+	if len(c.metaKeys) == 0 {
+		return client.Info{}
+	}
+	kept := map[string][]string{}
+	for _, k := range c.metaKeys {
+		if vs := in.Metadata.Get(k); len(vs) > 0 {
+			kept[k] = vs
+		}
+	}
+	return client.Info{Metadata: client.NewMetadata(kept)}
 }
 
 func (c *apmMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
