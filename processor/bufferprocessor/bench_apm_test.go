@@ -88,17 +88,7 @@ func BenchmarkAPMPathCPU(b *testing.B) {
 		require.NoError(b, err)
 	}
 	send := func(next consumer.Traces, out *countingConsumer, n int) time.Duration {
-		want := out.count() + int64(n*10)
-		c0 := processCPU(b)
-		produceItems(b, func(ctx context.Context, req []byte) error {
-			td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(req)
-			if err != nil {
-				return err
-			}
-			return next.ConsumeTraces(ctx, td)
-		}, requests, n)
-		out.waitSpans(want)
-		return processCPU(b) - c0
+		return sendOTLPRequests(b, next, out, requests, n)
 	}
 	send(plain, plainOut, 256)
 	send(apm, apmOut, 256)
