@@ -19,7 +19,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configauth"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -27,6 +31,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/metadatatest"
 )
@@ -44,6 +50,12 @@ type testReceiver struct {
 // startReceiver starts a receiver on a free port; traces go to next when it is set, else to a sink.
 func startReceiver(t *testing.T, mutate func(*Config), next consumer.Traces) *testReceiver {
 	t.Helper()
+	return startReceiverOn(t, componenttest.NewNopHost(), zap.NewNop(), mutate, next)
+}
+
+// startReceiverOn is startReceiver on host, logging to logger.
+func startReceiverOn(t *testing.T, host component.Host, logger *zap.Logger, mutate func(*Config), next consumer.Traces) *testReceiver {
+	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.NetAddr.Endpoint = "127.0.0.1:0"
 	cfg.RefusalWait = 0
@@ -53,14 +65,16 @@ func startReceiver(t *testing.T, mutate func(*Config), next consumer.Traces) *te
 	require.NoError(t, cfg.Validate())
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	r, err := newReceiver(cfg, metadatatest.NewSettings(tel))
+	set := metadatatest.NewSettings(tel)
+	set.Logger = logger
+	r, err := newReceiver(cfg, set)
 	require.NoError(t, err)
 	tr := &testReceiver{r: r, traces: new(consumertest.TracesSink), logs: new(consumertest.LogsSink), metrics: new(consumertest.MetricsSink), tel: tel}
 	r.nextTraces, r.nextLogs, r.nextMetrics = tr.traces, tr.logs, tr.metrics
 	if next != nil {
 		r.nextTraces = next
 	}
-	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, r.Start(context.Background(), host))
 	t.Cleanup(func() { require.NoError(t, r.Shutdown(context.Background())) })
 	tr.url = "http://" + r.addr
 	return tr
@@ -439,4 +453,50 @@ func TestBuffersCarryNothingOver(t *testing.T) {
 		require.Equal(t, http.StatusAccepted, rep.status, rep.body)
 		assert.Equal(t, 1, tr.traces.SpanCount())
 	}
+}
+
+// tokenAuth is an authenticator extension that takes one bearer token.
+type tokenAuth struct {
+	component.StartFunc
+	component.ShutdownFunc
+}
+
+func (tokenAuth) Authenticate(ctx context.Context, headers map[string][]string) (context.Context, error) {
+	if v := headers["Authorization"]; len(v) == 1 && v[0] == "Bearer s3cret" {
+		return ctx, nil
+	}
+	return ctx, errors.New("missing or wrong bearer token")
+}
+
+// hostWith is a host with the given extensions.
+type hostWith struct {
+	component.Host
+	extensions map[component.ID]component.Component
+}
+
+func (h hostWith) GetExtensions() map[component.ID]component.Component { return h.extensions }
+
+// TestUnauthorized: a request without the agent's secret token gets APM Server's 401, and is
+// counted and logged, so that an agent configured with the wrong token shows in the telemetry.
+func TestUnauthorized(t *testing.T) {
+	authID := component.MustNewID("tokenauth")
+	host := hostWith{Host: componenttest.NewNopHost(), extensions: map[component.ID]component.Component{authID: tokenAuth{}}}
+	core, logs := observer.New(zap.WarnLevel)
+	tr := startReceiverOn(t, host, zap.New(core), func(c *Config) {
+		c.Auth = configoptional.Some(confighttp.AuthConfig{Config: configauth.Config{AuthenticatorID: authID}})
+	}, nil)
+	body := []byte(metadataLine + transactionLine("0000000000000001"))
+	for range 2 {
+		rep := tr.post(t, body, nil)
+		require.Equal(t, http.StatusUnauthorized, rep.status, rep.body)
+		assert.Contains(t, rep.body, "authentication failed")
+	}
+	rep := tr.post(t, body, map[string]string{"Authorization": "Bearer s3cret"})
+	require.Equal(t, http.StatusAccepted, rep.status, rep.body)
+	assert.Equal(t, 1, tr.traces.SpanCount())
+	metadatatest.AssertEqualReceiverElasticapmRequests(t, tr.tel, []metricdata.DataPoint[int64]{
+		{Value: 2, Attributes: attribute.NewSet(attribute.Int("http.response.status_code", 401))},
+		{Value: 1, Attributes: attribute.NewSet(attribute.Int("http.response.status_code", 202))},
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+	require.Equal(t, 1, logs.FilterMessageSnippet("secret token or API key").Len(), "logged once: %v", logs.All())
 }

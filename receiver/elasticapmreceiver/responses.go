@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"go.uber.org/zap"
 )
 
 // result is the intake reply: the events accepted and up to maxErrors errors, with the status
@@ -80,6 +82,11 @@ func writeJSON(w http.ResponseWriter, req *http.Request, status int, body any) {
 func (r *intakeReceiver) serverError(w http.ResponseWriter, req *http.Request, msg string, status int) {
 	switch {
 	case status == http.StatusUnauthorized:
+		if req.URL.Path == intakePath {
+			r.telemetry.ReceiverElasticapmRequests.Add(req.Context(), 1, statusAttr(status))
+			r.warnings.Warn("unauthorized", "otelcol.receiver.elasticapm.requests{http.response.status_code=401}",
+				"intake requests refused: the agent's secret token or API key was missing or wrong", zap.String("error", msg))
+		}
 		writeError(w, req, status, "authentication failed: "+msg)
 	case req.URL.Path == intakePath && status == http.StatusBadRequest:
 		r.telemetry.ReceiverElasticapmRequests.Add(req.Context(), 1, statusAttr(status))
