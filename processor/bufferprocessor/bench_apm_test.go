@@ -44,7 +44,6 @@ func (f fanOut) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 // gRPC serving, the same in both, are left out, so the ratio is above the one make bench-apm
 // measures through the binary.
 func BenchmarkAPMPathCPU(b *testing.B) {
-	const chunk = 512
 	url := startFakeES(b)
 	ctx := context.Background()
 	newBuffer := func() (*harness, *countingConsumer) {
@@ -87,23 +86,9 @@ func BenchmarkAPMPathCPU(b *testing.B) {
 		requests[i], err = (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
 		require.NoError(b, err)
 	}
-	send := func(next consumer.Traces, out *countingConsumer, n int) time.Duration {
-		return sendOTLPRequests(b, next, out, requests, n)
-	}
-	send(plain, plainOut, 256)
-	send(apm, apmOut, 256)
-	var cpuPlain, cpuAPM time.Duration
-	var spans int64
-	b.ResetTimer()
-	for done := 0; done < b.N; done += chunk {
-		n := min(chunk, b.N-done)
-		cpuPlain += send(plain, plainOut, n)
-		cpuAPM += send(apm, apmOut, n)
-		spans += int64(n * 10)
-	}
-	b.StopTimer()
-	p := float64(cpuPlain.Nanoseconds()) / float64(spans)
-	a := float64(cpuAPM.Nanoseconds()) / float64(spans)
+	p, a := alternateCPUPerSpan(b,
+		func(n int) time.Duration { return sendOTLPRequests(b, plain, plainOut, requests, n) },
+		func(n int) time.Duration { return sendOTLPRequests(b, apm, apmOut, requests, n) })
 	b.ReportMetric(p, "cpu-ns/span-default")
 	b.ReportMetric(a, "cpu-ns/span-apm")
 	b.ReportMetric(a/p, "apm/default")

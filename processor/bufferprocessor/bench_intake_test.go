@@ -29,32 +29,36 @@ import (
 // what the intake's spans would cost if decoding intake JSON were as cheap as decoding OTLP
 // protobuf: the bound on how close to OTLP/HTTP's rate any intake decoder can bring it.
 func BenchmarkIntakeShapeCPU(b *testing.B) {
-	const chunk = 512
 	url := startFakeES(b)
 	otlpIn, otlpOut := defaultTracePath(b, url)
 	intakeIn, intakeOut := defaultTracePath(b, url)
 
 	otlpReqs, intakeReqs := shapedRequests(b, 64)
-	send := func(next consumer.Traces, out *countingConsumer, reqs [][]byte, n int) time.Duration {
-		return sendOTLPRequests(b, next, out, reqs, n)
-	}
-	send(otlpIn, otlpOut, otlpReqs, 256)
-	send(intakeIn, intakeOut, intakeReqs, 256)
-	var cpuOTLP, cpuIntake time.Duration
+	o, i := alternateCPUPerSpan(b,
+		func(n int) time.Duration { return sendOTLPRequests(b, otlpIn, otlpOut, otlpReqs, n) },
+		func(n int) time.Duration { return sendOTLPRequests(b, intakeIn, intakeOut, intakeReqs, n) })
+	b.ReportMetric(o, "cpu-ns/span-otlp")
+	b.ReportMetric(i, "cpu-ns/span-intake-shaped")
+	b.ReportMetric(o/i, "rate-intake/otlp")
+}
+
+// alternateCPUPerSpan sends b.N requests of 10 spans through each of two paths, in alternating
+// chunks after a warm-up so that both see the same machine, and returns each one's CPU per span.
+func alternateCPUPerSpan(b *testing.B, first, second func(n int) time.Duration) (firstNs, secondNs float64) {
+	const chunk = 512
+	first(256)
+	second(256)
+	var firstCPU, secondCPU time.Duration
 	var spans int64
 	b.ResetTimer()
 	for done := 0; done < b.N; done += chunk {
 		n := min(chunk, b.N-done)
-		cpuOTLP += send(otlpIn, otlpOut, otlpReqs, n)
-		cpuIntake += send(intakeIn, intakeOut, intakeReqs, n)
+		firstCPU += first(n)
+		secondCPU += second(n)
 		spans += int64(n * 10)
 	}
 	b.StopTimer()
-	o := float64(cpuOTLP.Nanoseconds()) / float64(spans)
-	i := float64(cpuIntake.Nanoseconds()) / float64(spans)
-	b.ReportMetric(o, "cpu-ns/span-otlp")
-	b.ReportMetric(i, "cpu-ns/span-intake-shaped")
-	b.ReportMetric(o/i, "rate-intake/otlp")
+	return float64(firstCPU.Nanoseconds()) / float64(spans), float64(secondCPU.Nanoseconds()) / float64(spans)
 }
 
 // sendOTLPRequests decodes n requests of 10 spans from reqs (OTLP protobuf) and hands them to
