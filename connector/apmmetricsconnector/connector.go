@@ -49,6 +49,14 @@ type apmMetrics struct {
 	pending map[string]*pendingSums
 	window  time.Time // the shortest interval's window the pending sums arrived in
 
+	// sink is the store's next consumer; sides are the sides the pipelines made (under lifeMu).
+	sink          *metricsSink
+	sides         []string
+	created, down int // sides made and shut down
+	// closed is set (under mu) when Shutdown takes the pending sums for the last time: items
+	// counted later could never be flushed.
+	closed bool
+
 	lifeMu            sync.Mutex
 	started, shutDown bool
 	stopLoop          context.CancelFunc
@@ -60,15 +68,20 @@ type pendingSums struct {
 	info client.Info
 }
 
-func newAPMMetrics(ctx context.Context, set connector.Settings, cfg *Config, next consumer.Metrics) (*apmMetrics, error) {
+func newAPMMetrics(ctx context.Context, set connector.Settings, cfg *Config) (*apmMetrics, error) {
+	sink := &metricsSink{}
 	lsmSet := processor.Settings{ID: set.ID, TelemetrySettings: set.TelemetrySettings, BuildInfo: set.BuildInfo}
 	lsmFactory := lsmintervalprocessor.NewFactory()
 	lsmSet.ID = component.NewIDWithName(lsmFactory.Type(), set.ID.Name())
-	store, err := lsmFactory.CreateMetrics(ctx, lsmSet, cfg.lsmConfig(), next)
+	store, err := lsmFactory.CreateMetrics(ctx, lsmSet, cfg.lsmConfig(), sink)
 	if err != nil {
 		return nil, err
 	}
-	return newWithStore(set, cfg, store)
+	c, err := newWithStore(set, cfg, store)
+	if c != nil {
+		c.sink = sink
+	}
+	return c, err
 }
 
 // newWithStore is the connector in front of store (EDOT's lsminterval processor, or a test's).
@@ -81,6 +94,7 @@ func newWithStore(set connector.Settings, cfg *Config, store processor.Metrics) 
 		cfg: cfg, store: store, telemetry: tb, logger: set.Logger, now: time.Now,
 		pending: map[string]*pendingSums{},
 		stopped: make(chan struct{}),
+		sink:    &metricsSink{},
 	}
 	if cfg.Aggregation != nil {
 		c.metaKeys = slices.Sorted(slices.Values(cfg.Aggregation.MetadataKeys))
@@ -110,6 +124,9 @@ func (c *apmMetrics) Start(ctx context.Context, host component.Host) error {
 	if c.started {
 		return nil
 	}
+	if err := c.sidesErr(); err != nil {
+		return err
+	}
 	if err := c.store.Start(ctx, host); err != nil {
 		return err
 	}
@@ -121,8 +138,8 @@ func (c *apmMetrics) Start(ctx context.Context, host component.Host) error {
 	return nil
 }
 
-// Shutdown hands the pending sums to the store, whose own shutdown exports every open window.
-// The first side's shutdown does it: the sides' pipelines stop their receivers first.
+// Shutdown hands the pending sums to the store, whose own shutdown exports every open window
+// (once: sideDown says which side's shutdown calls it).
 func (c *apmMetrics) Shutdown(ctx context.Context) error {
 	c.lifeMu.Lock()
 	defer c.lifeMu.Unlock()
@@ -134,7 +151,11 @@ func (c *apmMetrics) Shutdown(ctx context.Context) error {
 		c.stopLoop()
 		<-c.stopped
 	}
-	c.flush(ctx, c.takeAll(), reasonShutdown)
+	c.mu.Lock()
+	c.closed = true
+	last := c.takeAllLocked()
+	c.mu.Unlock()
+	c.flush(ctx, last, reasonShutdown)
 	err := c.store.Shutdown(ctx)
 	c.telemetry.Shutdown()
 	return err
@@ -208,10 +229,16 @@ func (c *apmMetrics) flush(ctx context.Context, all []*pendingSums, reason attri
 
 // count runs add on the pending sums of the request's client metadata, under the lock. It flushes
 // the last window's sums first when the window changed, and everything after when the sums got too
-// many series (both, when a window's first request is itself too large).
-func (c *apmMetrics) count(ctx context.Context, add func(*sums)) {
+// many series (both, when a window's first request is itself too large). After the shutdown's
+// last flush it counts nothing: the request's items are reported as uncounted instead.
+func (c *apmMetrics) count(ctx context.Context, items func() int, add func(*sums)) {
 	window := c.now().Truncate(c.shortestInterval())
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		c.uncounted(ctx, items())
+		return
+	}
 	var rotated, full []*pendingSums
 	if !window.Equal(c.window) {
 		rotated = c.takeAllLocked()
@@ -283,9 +310,22 @@ func (c *apmMetrics) keptMetadata(in client.Info) client.Info {
 	return client.Info{Metadata: client.NewMetadata(kept)}
 }
 
+// uncounted reports items that arrived after the shutdown's last flush.
+func (c *apmMetrics) uncounted(ctx context.Context, n int) {
+	c.telemetry.ConnectorApmmetricsUncountedItems.Add(ctx, int64(n))
+	c.logger.Warn("items arrived after the connector's last flush at shutdown; they are not counted in the aggregated metrics",
+		zap.Int("items", n))
+}
+
+// ConsumeTraces counts the spans (the traces to metrics side: the spans end here).
 func (c *apmMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	c.countTraces(ctx, td)
+	return nil
+}
+
+func (c *apmMetrics) countTraces(ctx context.Context, td ptrace.Traces) {
 	var spans, invalid int64
-	c.count(ctx, func(s *sums) {
+	c.count(ctx, td.SpanCount, func(s *sums) {
 		for _, rs := range td.ResourceSpans().All() {
 			res := c.counter.resourcesOf(s, rs.Resource().Attributes())
 			for _, ss := range rs.ScopeSpans().All() {
@@ -303,12 +343,17 @@ func (c *apmMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error 
 		c.telemetry.ConnectorApmmetricsInvalidTracestates.Add(ctx, invalid)
 		c.logger.Debug("spans with a tracestate that could not be parsed were counted once", zap.Int64("spans", invalid))
 	}
+}
+
+// ConsumeLogs counts the log records (the logs to metrics side).
+func (c *apmMetrics) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	c.countLogs(ctx, ld)
 	return nil
 }
 
-func (c *apmMetrics) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+func (c *apmMetrics) countLogs(ctx context.Context, ld plog.Logs) {
 	var n int64
-	c.count(ctx, func(s *sums) {
+	c.count(ctx, ld.LogRecordCount, func(s *sums) {
 		for _, rl := range ld.ResourceLogs().All() {
 			res := c.counter.resourcesOf(s, rl.Resource().Attributes())
 			for _, sl := range rl.ScopeLogs().All() {
@@ -320,12 +365,13 @@ func (c *apmMetrics) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 		}
 	})
 	c.telemetry.ConnectorApmmetricsLogRecords.Add(ctx, n)
-	return nil
 }
 
+// ConsumeMetrics counts the data points into the service summary (the metrics to metrics side
+// without forward).
 func (c *apmMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	var n int64
-	c.count(ctx, func(s *sums) {
+	c.count(ctx, md.DataPointCount, func(s *sums) {
 		for _, rm := range md.ResourceMetrics().All() {
 			res := c.counter.resourcesOf(s, rm.Resource().Attributes())
 			for _, sm := range rm.ScopeMetrics().All() {

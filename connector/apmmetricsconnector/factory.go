@@ -2,11 +2,14 @@ package apmmetricsconnector
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/tracegate/tracegate/connector/apmmetricsconnector/internal/metadata"
 )
@@ -16,7 +19,9 @@ func NewFactory() connector.Factory {
 	return connector.NewFactory(metadata.Type, func() component.Config { return createDefaultConfig() },
 		connector.WithTracesToMetrics(createTracesToMetrics, metadata.TracesToMetricsStability),
 		connector.WithLogsToMetrics(createLogsToMetrics, metadata.LogsToMetricsStability),
-		connector.WithMetricsToMetrics(createMetricsToMetrics, metadata.MetricsToMetricsStability))
+		connector.WithMetricsToMetrics(createMetricsToMetrics, metadata.MetricsToMetricsStability),
+		connector.WithTracesToTraces(createTracesToTraces, metadata.TracesToTracesStability),
+		connector.WithLogsToLogs(createLogsToLogs, metadata.LogsToLogsStability))
 }
 
 // instances holds one connector per component id and configuration, shared by its sides (one
@@ -32,14 +37,14 @@ type instanceID struct {
 	cfg *Config
 }
 
-func sharedInstance(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (*shared, error) {
+func sharedInstance(ctx context.Context, set connector.Settings, cfg component.Config) (*shared, error) {
 	instances.Lock()
 	defer instances.Unlock()
 	key := instanceID{id: set.ID, cfg: cfg.(*Config)}
 	c, ok := instances.m[key]
 	if !ok {
 		var err error
-		if c, err = newAPMMetrics(ctx, set, key.cfg, next); err != nil {
+		if c, err = newAPMMetrics(ctx, set, key.cfg); err != nil {
 			return nil, err
 		}
 		instances.m[key] = c
@@ -51,24 +56,106 @@ func sharedInstance(ctx context.Context, set connector.Settings, cfg component.C
 // new pipeline graph (a reload) builds a new one.
 type shared struct {
 	*apmMetrics
-	key instanceID
+	key  instanceID
+	side string
 }
 
 func (s *shared) Shutdown(ctx context.Context) error {
 	instances.Lock()
 	delete(instances.m, s.key)
 	instances.Unlock()
-	return s.apmMetrics.Shutdown(ctx)
+	return s.sideDown(ctx, s.side)
+}
+
+// metricsSink is the store's next consumer: the next consumer of a side that emits metrics. The
+// sides are created in any order, so the store is made before it is known; Start checks it is.
+type metricsSink struct {
+	next atomic.Pointer[consumer.Metrics]
+}
+
+var errNoMetricsSide = errors.New("no pipeline receives the connector's metrics")
+
+// setOnce keeps the first side's next consumer: every side that emits metrics has the same
+// pipelines behind it.
+func (s *metricsSink) setOnce(next consumer.Metrics) { s.next.CompareAndSwap(nil, &next) }
+
+func (s *metricsSink) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	next := s.next.Load()
+	if next == nil {
+		return errNoMetricsSide
+	}
+	return (*next).ConsumeMetrics(ctx, md)
+}
+
+func (s *metricsSink) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: true}
+}
+
+// The sides: the pipeline types a side connects, and whether it hands on what it is given.
+const (
+	tracesToMetrics  = "traces to metrics"
+	logsToMetrics    = "logs to metrics"
+	metricsToMetrics = "metrics to metrics"
+	tracesToTraces   = "traces to traces"
+	logsToLogs       = "logs to logs"
+)
+
+// newSide registers a side of the instance; Start checks the sides fit together.
+func newSide(ctx context.Context, set connector.Settings, cfg component.Config, side string) (*shared, error) {
+	s, err := sharedInstance(ctx, set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.side = side
+	s.addSide(side)
+	return s, nil
 }
 
 func createTracesToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Traces, error) {
-	return sharedInstance(ctx, set, cfg, next)
+	s, err := newSide(ctx, set, cfg, tracesToMetrics)
+	if err != nil {
+		return nil, err
+	}
+	s.sink.setOnce(next)
+	return s, nil
 }
 
 func createLogsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Logs, error) {
-	return sharedInstance(ctx, set, cfg, next)
+	s, err := newSide(ctx, set, cfg, logsToMetrics)
+	if err != nil {
+		return nil, err
+	}
+	s.sink.setOnce(next)
+	return s, nil
 }
 
+// createMetricsToMetrics: without forward the side counts the data points it is given into the
+// service summary (as EDOT's connector does); with forward it hands them on uncounted, and the
+// aggregated metrics with them.
 func createMetricsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Metrics, error) {
-	return sharedInstance(ctx, set, cfg, next)
+	s, err := newSide(ctx, set, cfg, metricsToMetrics)
+	if err != nil {
+		return nil, err
+	}
+	s.sink.setOnce(next)
+	if s.cfg.Forward {
+		return &metricsForwarder{shared: s, next: next}, nil
+	}
+	return s, nil
+}
+
+func createTracesToTraces(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Traces) (connector.Traces, error) {
+	s, err := newSide(ctx, set, cfg, tracesToTraces)
+	if err != nil {
+		return nil, err
+	}
+	return &tracesForwarder{shared: s, next: next}, nil
+}
+
+func createLogsToLogs(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Logs, error) {
+	s, err := newSide(ctx, set, cfg, logsToLogs)
+	if err != nil {
+		return nil, err
+	}
+	return &logsForwarder{shared: s, next: next}, nil
 }

@@ -36,6 +36,14 @@ func TestComponentLifecycle(t *testing.T) {
 	}{
 
 		{
+			name: "logs_to_logs",
+			createFn: func(ctx context.Context, set connector.Settings, cfg component.Config) (component.Component, error) {
+				router := connector.NewLogsRouter(map[pipeline.ID]consumer.Logs{pipeline.NewID(pipeline.SignalLogs): consumertest.NewNop()})
+				return factory.CreateLogsToLogs(ctx, set, cfg, router)
+			},
+		},
+
+		{
 			name: "logs_to_metrics",
 			createFn: func(ctx context.Context, set connector.Settings, cfg component.Config) (component.Component, error) {
 				router := connector.NewMetricsRouter(map[pipeline.ID]consumer.Metrics{pipeline.NewID(pipeline.SignalMetrics): consumertest.NewNop()})
@@ -58,6 +66,14 @@ func TestComponentLifecycle(t *testing.T) {
 				return factory.CreateTracesToMetrics(ctx, set, cfg, router)
 			},
 		},
+
+		{
+			name: "traces_to_traces",
+			createFn: func(ctx context.Context, set connector.Settings, cfg component.Config) (component.Component, error) {
+				router := connector.NewTracesRouter(map[pipeline.ID]consumer.Traces{pipeline.NewID(pipeline.SignalTraces): consumertest.NewNop()})
+				return factory.CreateTracesToTraces(ctx, set, cfg, router)
+			},
+		},
 	}
 
 	cm, err := confmaptest.LoadConf("metadata.yaml")
@@ -74,33 +90,5 @@ func TestComponentLifecycle(t *testing.T) {
 			err = c.Shutdown(context.Background())
 			require.NoError(t, err)
 		})
-		t.Run(tt.name+"-lifecycle", func(t *testing.T) {
-			firstConnector, err := tt.createFn(context.Background(), connectortest.NewNopSettings(typ), cfg)
-			require.NoError(t, err)
-			host := newMdatagenNopHost()
-			require.NoError(t, err)
-			require.NoError(t, firstConnector.Start(context.Background(), host))
-			require.NoError(t, firstConnector.Shutdown(context.Background()))
-			secondConnector, err := tt.createFn(context.Background(), connectortest.NewNopSettings(typ), cfg)
-			require.NoError(t, err)
-			require.NoError(t, secondConnector.Start(context.Background(), host))
-			require.NoError(t, secondConnector.Shutdown(context.Background()))
-		})
 	}
-}
-
-var _ component.Host = (*mdatagenNopHost)(nil)
-
-type mdatagenNopHost struct{}
-
-func newMdatagenNopHost() component.Host {
-	return &mdatagenNopHost{}
-}
-
-func (mnh *mdatagenNopHost) GetExtensions() map[component.ID]component.Component {
-	return nil
-}
-
-func (mnh *mdatagenNopHost) GetFactory(_ component.Kind, _ component.Type) component.Factory {
-	return nil
 }

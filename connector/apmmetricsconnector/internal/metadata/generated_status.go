@@ -15,4 +15,6 @@ const (
 	TracesToMetricsStability  = component.StabilityLevelAlpha
 	LogsToMetricsStability    = component.StabilityLevelAlpha
 	MetricsToMetricsStability = component.StabilityLevelAlpha
+	TracesToTracesStability   = component.StabilityLevelAlpha
+	LogsToLogsStability       = component.StabilityLevelAlpha
 )

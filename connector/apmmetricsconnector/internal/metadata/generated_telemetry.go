@@ -35,6 +35,7 @@ type TelemetryBuilder struct {
 	ConnectorApmmetricsLogRecords         metric.Int64Counter
 	ConnectorApmmetricsPendingSeries      metric.Int64ObservableGauge
 	ConnectorApmmetricsSpans              metric.Int64Counter
+	ConnectorApmmetricsUncountedItems     metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -131,6 +132,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol.connector.apmmetrics.spans",
 		metric.WithDescription("Spans counted into the aggregated metrics. [Alpha]"),
 		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorApmmetricsUncountedItems, err = builder.meter.Int64Counter(
+		"otelcol.connector.apmmetrics.uncounted_items",
+		metric.WithDescription("Spans, log records and data points that reached the connector after its shutdown's last flush: not counted (each time logged); with forward still handed on. [Alpha]"),
+		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -130,3 +130,19 @@ func AssertEqualConnectorApmmetricsSpans(t *testing.T, tt *componenttest.Telemet
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
+
+func AssertEqualConnectorApmmetricsUncountedItems(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol.connector.apmmetrics.uncounted_items",
+		Description: "Spans, log records and data points that reached the connector after its shutdown's last flush: not counted (each time logged); with forward still handed on. [Alpha]",
+		Unit:        "{item}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol.connector.apmmetrics.uncounted_items")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}

@@ -30,6 +30,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorApmmetricsInvalidTracestates.Add(context.Background(), 1)
 	tb.ConnectorApmmetricsLogRecords.Add(context.Background(), 1)
 	tb.ConnectorApmmetricsSpans.Add(context.Background(), 1)
+	tb.ConnectorApmmetricsUncountedItems.Add(context.Background(), 1)
 	AssertEqualConnectorApmmetricsDataPoints(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -49,6 +50,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorApmmetricsSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorApmmetricsUncountedItems(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 

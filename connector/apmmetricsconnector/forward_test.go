@@ -1,0 +1,247 @@
+package apmmetricsconnector
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+	"go.uber.org/goleak"
+
+	"github.com/tracegate/tracegate/connector/apmmetricsconnector/internal/metadata"
+	"github.com/tracegate/tracegate/connector/apmmetricsconnector/internal/metadatatest"
+)
+
+// sides are the connector's sides a pipeline graph made, with their next consumers.
+type sides struct {
+	traces  connector.Traces // traces to traces or traces to metrics
+	logs    connector.Logs   // logs to logs or logs to metrics
+	metrics connector.Metrics
+	all     []component.Component
+}
+
+// makeSides creates the named sides of one connector; their output goes to the sinks.
+func makeSides(t *testing.T, set connector.Settings, cfg component.Config, names []string,
+	spans *consumertest.TracesSink, records *consumertest.LogsSink, out consumer.Metrics,
+) sides {
+	t.Helper()
+	f := NewFactory()
+	ctx := t.Context()
+	var s sides
+	for _, name := range names {
+		var c component.Component
+		var err error
+		switch name {
+		case tracesToTraces:
+			s.traces, err = f.CreateTracesToTraces(ctx, set, cfg, spans)
+			c = s.traces
+		case tracesToMetrics:
+			s.traces, err = f.CreateTracesToMetrics(ctx, set, cfg, out)
+			c = s.traces
+		case logsToLogs:
+			s.logs, err = f.CreateLogsToLogs(ctx, set, cfg, records)
+			c = s.logs
+		case logsToMetrics:
+			s.logs, err = f.CreateLogsToMetrics(ctx, set, cfg, out)
+			c = s.logs
+		case metricsToMetrics:
+			s.metrics, err = f.CreateMetricsToMetrics(ctx, set, cfg, out)
+			c = s.metrics
+		}
+		require.NoError(t, err, name)
+		s.all = append(s.all, c)
+	}
+	return s
+}
+
+func (s sides) start(t *testing.T) error {
+	for _, c := range s.all {
+		if err := c.Start(t.Context(), componenttest.NewNopHost()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s sides) shutdown(t *testing.T) {
+	for _, c := range s.all {
+		require.NoError(t, c.Shutdown(t.Context()))
+	}
+}
+
+func forwardConfig() *Config {
+	cfg := createDefaultConfig()
+	cfg.Forward = true
+	return cfg
+}
+
+// The sides a pipeline graph makes must fit the forward setting; Start says why not. Each fitting
+// set starts and stops twice, as a reload does (this replaces mdatagen's lifecycle test, which
+// starts every side alone: a traces to traces side alone has nowhere to put its metrics).
+func TestSidesFitForward(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, tt := range []struct {
+		forward bool
+		sides   []string
+		wantErr string
+	}{
+		{false, []string{tracesToMetrics}, ""},
+		{false, []string{logsToMetrics}, ""},
+		{false, []string{metricsToMetrics}, ""},
+		{false, []string{tracesToMetrics, logsToMetrics, metricsToMetrics}, ""},
+		{true, []string{tracesToTraces, logsToLogs, metricsToMetrics}, ""},
+		{true, []string{tracesToTraces, metricsToMetrics}, ""},
+		{true, []string{metricsToMetrics}, ""},
+		{false, []string{tracesToTraces, tracesToMetrics}, "used traces to traces, which hands the items on: set forward: true"},
+		{false, []string{logsToLogs, logsToMetrics}, "used logs to logs, which hands the items on: set forward: true"},
+		{true, []string{tracesToTraces, tracesToMetrics, metricsToMetrics}, "cannot be used traces to metrics"},
+		{true, []string{logsToLogs, logsToMetrics, metricsToMetrics}, "cannot be used logs to metrics"},
+		{true, []string{tracesToTraces}, "the aggregated metrics leave through the metrics to metrics side"},
+		{true, []string{tracesToTraces, logsToLogs}, "the aggregated metrics leave through the metrics to metrics side"},
+	} {
+		t.Run(fmtSides(tt.forward, tt.sides), func(t *testing.T) {
+			cfg := createDefaultConfig()
+			cfg.Forward = tt.forward
+			for range 2 {
+				s := makeSides(t, connectorSettings(NewFactory()), cfg, tt.sides, new(consumertest.TracesSink), new(consumertest.LogsSink), new(consumertest.MetricsSink))
+				err := s.start(t)
+				if tt.wantErr == "" {
+					require.NoError(t, err)
+				} else {
+					require.ErrorContains(t, err, tt.wantErr)
+				}
+				s.shutdown(t)
+			}
+		})
+	}
+}
+
+func fmtSides(forward bool, names []string) string {
+	out := "forward=false"
+	if forward {
+		out = "forward=true"
+	}
+	for _, n := range names {
+		out += "," + n
+	}
+	return out
+}
+
+// With forward the traces and logs sides count what they hand on unchanged (the same batch,
+// not a copy), the metrics side hands application metrics on uncounted, and the aggregated
+// metrics reach the metrics side's next consumer by the time that side is shut down.
+func TestForwardHandsOnAndCounts(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := metadatatest.NewSettings(tel)
+	set.ID = component.NewID(metadata.Type)
+	spans, records, out := new(consumertest.TracesSink), new(consumertest.LogsSink), new(consumertest.MetricsSink)
+	s := makeSides(t, set, forwardConfig(), []string{tracesToTraces, logsToLogs, metricsToMetrics}, spans, records, out)
+	require.NoError(t, s.start(t))
+
+	td := ptrace.NewTraces()
+	span(t, td, "checkout", transactionAttrs, nil)
+	require.NoError(t, s.traces.ConsumeTraces(t.Context(), td))
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "checkout")
+	rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("paid")
+	require.NoError(t, s.logs.ConsumeLogs(t.Context(), ld))
+	app := pmetric.NewMetrics()
+	rm := app.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("service.name", "host-7")
+	g := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	g.SetName("system.cpu.utilization")
+	g.SetEmptyGauge().DataPoints().AppendEmpty().SetDoubleValue(0.5)
+	require.NoError(t, s.metrics.ConsumeMetrics(t.Context(), app))
+
+	require.Len(t, spans.AllTraces(), 1)
+	assert.Equal(t, td, spans.AllTraces()[0], "the batch itself is handed on")
+	require.Len(t, records.AllLogs(), 1)
+	assert.Equal(t, ld, records.AllLogs()[0])
+	require.Len(t, out.AllMetrics(), 1, "application metrics are handed on at once, the aggregates at their window's end")
+	assert.Equal(t, app, out.AllMetrics()[0])
+
+	require.NoError(t, s.all[0].Shutdown(t.Context()))
+	require.NoError(t, s.all[1].Shutdown(t.Context()))
+	assert.Len(t, out.AllMetrics(), 1, "the last flush waits for the metrics side")
+	require.NoError(t, s.all[2].Shutdown(t.Context()))
+	assert.Equal(t, int64(2), summaryCount(out.AllMetrics()[1:], "checkout", "1m"), "the span and the log record")
+	assert.Zero(t, summaryCount(out.AllMetrics()[1:], "host-7", "1m"), "application metrics are not counted")
+
+	// Items a side is given after the last flush are still handed on, and reported as uncounted.
+	late := ptrace.NewTraces()
+	span(t, late, "checkout", transactionAttrs, nil)
+	require.NoError(t, s.traces.ConsumeTraces(t.Context(), late))
+	assert.Len(t, spans.AllTraces(), 2)
+	metadatatest.AssertEqualConnectorApmmetricsUncountedItems(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorApmmetricsSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+}
+
+// summaryCount sums the service_summary counts of service at interval in mds.
+func summaryCount(mds []pmetric.Metrics, service, interval string) int64 {
+	var n int64
+	for _, md := range mds {
+		for _, rm := range md.ResourceMetrics().All() {
+			if v, _ := rm.Resource().Attributes().Get("service.name"); v.Str() != service {
+				continue
+			}
+			for _, sm := range rm.ScopeMetrics().All() {
+				for _, m := range sm.Metrics().All() {
+					if m.Name() != "service_summary" {
+						continue
+					}
+					for _, dp := range m.Sum().DataPoints().All() {
+						if v, _ := dp.Attributes().Get("metricset.interval"); v.Str() == interval {
+							n += dp.IntValue()
+						}
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// Without forward every side is in front of the metrics' pipelines, so the last flush waits for
+// the last side: a span given to the traces side after the logs side stopped is still counted.
+func TestLastFlushAtLastSide(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	out := new(consumertest.MetricsSink)
+	s := makeSides(t, connectorSettings(NewFactory()), createDefaultConfig(), []string{logsToMetrics, tracesToMetrics}, nil, nil, out)
+	require.NoError(t, s.start(t))
+	require.NoError(t, s.all[0].Shutdown(t.Context()))
+	td := ptrace.NewTraces()
+	span(t, td, "checkout", transactionAttrs, nil)
+	require.NoError(t, s.traces.ConsumeTraces(t.Context(), td))
+	assert.Empty(t, out.AllMetrics())
+	require.NoError(t, s.all[1].Shutdown(t.Context()))
+	assert.Equal(t, int64(1), summaryCount(out.AllMetrics(), "checkout", "1m"))
+}
+
+// A forwarding side has its next consumer's capabilities: a pipeline whose only exporter is the
+// connector hands a buffer behind it the batch uncopied, and one with a second exporter copies
+// it for the connector when the buffer keeps it.
+func TestForwardCapabilities(t *testing.T) {
+	for _, mutates := range []bool{false, true} {
+		next, err := consumer.NewTraces(func(context.Context, ptrace.Traces) error { return nil },
+			consumer.WithCapabilities(consumer.Capabilities{MutatesData: mutates}))
+		require.NoError(t, err)
+		set := connectorSettings(NewFactory())
+		c, err := NewFactory().CreateTracesToTraces(t.Context(), set, forwardConfig(), next)
+		require.NoError(t, err)
+		assert.Equal(t, mutates, c.Capabilities().MutatesData)
+		require.NoError(t, c.Shutdown(t.Context()))
+	}
+}
