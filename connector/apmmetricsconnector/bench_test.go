@@ -2,6 +2,7 @@ package apmmetricsconnector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -29,6 +30,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/tracegate/tracegate/connector/apmmetricsconnector/internal/metadata"
 	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 )
 
@@ -65,12 +67,41 @@ func connectorSettings(f connector.Factory) connector.Settings {
 	return connector.Settings{ID: component.NewID(f.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo()}
 }
 
-func startTraces(tb testing.TB, f connector.Factory, cfg component.Config, next consumer.Metrics) connector.Traces {
+// tracesIn is a connector's traces input with the sides behind it: Shutdown stops them all.
+type tracesIn struct {
+	connector.Traces
+	behind []component.Component
+}
+
+func (t tracesIn) Shutdown(ctx context.Context) error {
+	errs := []error{t.Traces.Shutdown(ctx)}
+	for _, c := range t.behind {
+		errs = append(errs, c.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// startTraces starts a connector whose metrics go to next: EDOT's as a traces to metrics side,
+// this one as a traces to traces side (the spans it hands on dropped) and a metrics to metrics one.
+func startTraces(tb testing.TB, f connector.Factory, cfg component.Config, next consumer.Metrics) tracesIn {
 	tb.Helper()
-	c, err := f.CreateTracesToMetrics(context.Background(), connectorSettings(f), cfg, next)
-	require.NoError(tb, err)
-	require.NoError(tb, c.Start(context.Background(), componenttest.NewNopHost()))
-	return c
+	ctx, set := context.Background(), connectorSettings(f)
+	var in tracesIn
+	var err error
+	if f.Type() == metadata.Type {
+		in.Traces, err = f.CreateTracesToTraces(ctx, set, cfg, consumertest.NewNop())
+		require.NoError(tb, err)
+		mt, err := f.CreateMetricsToMetrics(ctx, set, cfg, next)
+		require.NoError(tb, err)
+		in.behind = append(in.behind, mt)
+	} else {
+		in.Traces, err = f.CreateTracesToMetrics(ctx, set, cfg, next)
+		require.NoError(tb, err)
+	}
+	for _, c := range append([]component.Component{in.Traces}, in.behind...) {
+		require.NoError(tb, c.Start(ctx, componenttest.NewNopHost()))
+	}
+	return in
 }
 
 // allocMeter counts the allocations made while the benchmark's timer runs (as -benchmem does),

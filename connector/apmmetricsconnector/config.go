@@ -34,13 +34,6 @@ type Config struct {
 	// MaxPendingSeries bounds the series summed in memory: reaching it flushes at once, so memory
 	// stays bounded whatever the cardinality; the store's limits then apply.
 	MaxPendingSeries int `mapstructure:"max_pending_series"`
-
-	// Forward makes the connector a step in the pipelines it joins instead of their end: its
-	// traces to traces and logs to logs sides count what they hand on unchanged, its metrics to
-	// metrics side hands on the metrics it is given (uncounted) and the aggregated metrics. With
-	// the connector the only exporter of the intake pipelines, the pipeline's fan-out no longer
-	// copies every batch for the buffer behind it (as it must for a second consumer).
-	Forward bool `mapstructure:"forward"`
 }
 
 // AggregationConfig is EDOT's elasticapm connector's aggregation block.

@@ -11,10 +11,8 @@ import (
 	"go.opentelemetry.io/collector/client"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/connector"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/otel/attribute"
@@ -317,12 +315,7 @@ func (c *apmMetrics) uncounted(ctx context.Context, n int) {
 		zap.Int("items", n))
 }
 
-// ConsumeTraces counts the spans (the traces to metrics side: the spans end here).
-func (c *apmMetrics) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	c.countTraces(ctx, td)
-	return nil
-}
-
+// countTraces counts the spans into the pending sums.
 func (c *apmMetrics) countTraces(ctx context.Context, td ptrace.Traces) {
 	var spans, invalid int64
 	c.count(ctx, td.SpanCount, func(s *sums) {
@@ -345,12 +338,7 @@ func (c *apmMetrics) countTraces(ctx context.Context, td ptrace.Traces) {
 	}
 }
 
-// ConsumeLogs counts the log records (the logs to metrics side).
-func (c *apmMetrics) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
-	c.countLogs(ctx, ld)
-	return nil
-}
-
+// countLogs counts the log records into the service summary.
 func (c *apmMetrics) countLogs(ctx context.Context, ld plog.Logs) {
 	var n int64
 	c.count(ctx, ld.LogRecordCount, func(s *sums) {
@@ -365,58 +353,4 @@ func (c *apmMetrics) countLogs(ctx context.Context, ld plog.Logs) {
 		}
 	})
 	c.telemetry.ConnectorApmmetricsLogRecords.Add(ctx, n)
-}
-
-// ConsumeMetrics counts the data points into the service summary (the metrics to metrics side
-// without forward).
-func (c *apmMetrics) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
-	var n int64
-	c.count(ctx, md.DataPointCount, func(s *sums) {
-		for _, rm := range md.ResourceMetrics().All() {
-			res := c.counter.resourcesOf(s, rm.Resource().Attributes())
-			for _, sm := range rm.ScopeMetrics().All() {
-				for _, m := range sm.Metrics().All() {
-					forEachDataPointAttrs(m, func(attrs pcommon.Map) {
-						n++
-						c.counter.addRecord(s, res, attrs)
-					})
-				}
-			}
-		}
-	})
-	c.telemetry.ConnectorApmmetricsDataPoints.Add(ctx, n)
-	return nil
-}
-
-// forEachDataPointAttrs calls f with the attributes of each of m's data points.
-func forEachDataPointAttrs(m pmetric.Metric, f func(pcommon.Map)) {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		for _, dp := range m.Gauge().DataPoints().All() {
-			f(dp.Attributes())
-		}
-	case pmetric.MetricTypeSum:
-		for _, dp := range m.Sum().DataPoints().All() {
-			f(dp.Attributes())
-		}
-	case pmetric.MetricTypeHistogram:
-		for _, dp := range m.Histogram().DataPoints().All() {
-			f(dp.Attributes())
-		}
-	case pmetric.MetricTypeExponentialHistogram:
-		for _, dp := range m.ExponentialHistogram().DataPoints().All() {
-			f(dp.Attributes())
-		}
-	case pmetric.MetricTypeSummary:
-		for _, dp := range m.Summary().DataPoints().All() {
-			f(dp.Attributes())
-		}
-	case pmetric.MetricTypeEmpty:
-	}
-}
-
-// Capabilities: the connector reads its input and never changes it, so the fan-out in front of
-// it need not copy each batch for it (EDOT's connector mutates and is handed a copy).
-func (c *apmMetrics) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{MutatesData: false}
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -69,6 +70,7 @@ func newTestConnector(t *testing.T, cfg *Config) (*apmMetrics, *recordingStore, 
 	set := connector.Settings{ID: component.NewID(metadata.Type), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo()}
 	c, err := newWithStore(set, cfg, store)
 	require.NoError(t, err)
+	c.addSide(metricsToMetrics) // the store stands for what that side hands the metrics to
 	clk := &clock{t: time.Date(2026, 12, 2, 10, 0, 10, 0, time.UTC)}
 	c.now = clk.now
 	return c, store, clk
@@ -164,7 +166,7 @@ func TestMetricsPerSpan(t *testing.T) {
 			require.NoError(t, c.Start(t.Context(), componenttest.NewNopHost()))
 			td := ptrace.NewTraces()
 			span(t, td, "checkout", tt.attrs, nil)
-			require.NoError(t, c.ConsumeTraces(t.Context(), td))
+			c.countTraces(t.Context(), td)
 			require.NoError(t, c.Shutdown(t.Context()))
 			flushes := store.all()
 			require.Len(t, flushes, 1)
@@ -207,7 +209,7 @@ func TestSampledSpansCountAsTheirAdjustedCount(t *testing.T) {
 	span(t, td, "checkout", without(transactionAttrs, "event.outcome"), func(s ptrace.Span) {
 		s.Attributes().PutStr("event.outcome", "failure")
 	})
-	require.NoError(t, c.ConsumeTraces(t.Context(), td))
+	c.countTraces(t.Context(), td)
 	require.NoError(t, c.Shutdown(t.Context()))
 	md := store.all()[0]
 	sum := value(t, md, "service_summary", "service_summary", func(m pmetric.Metric) int64 { return m.Sum().DataPoints().At(0).IntValue() })
@@ -236,14 +238,14 @@ func TestInvalidTracestateCountsOnce(t *testing.T) {
 	require.NoError(t, c.Start(t.Context(), componenttest.NewNopHost()))
 	td := ptrace.NewTraces()
 	span(t, td, "checkout", transactionAttrs, func(s ptrace.Span) { s.TraceState().FromRaw("ot=th:zz,=,") })
-	require.NoError(t, c.ConsumeTraces(t.Context(), td))
+	c.countTraces(t.Context(), td)
 	require.NoError(t, c.Shutdown(t.Context()))
 	sum := value(t, store.all()[0], "service_summary", "service_summary", func(m pmetric.Metric) int64 { return m.Sum().DataPoints().At(0).IntValue() })
 	assert.Equal(t, int64(1), sum)
 }
 
-// The input is only read: a read-only batch (the fan-out shares one between read-only
-// consumers) passes, and is unchanged.
+// Counting only reads: a read-only batch (the fan-out shares one between read-only consumers)
+// is counted, and is unchanged.
 func TestInputUnchanged(t *testing.T) {
 	c, _, _ := newTestConnector(t, createDefaultConfig())
 	require.NoError(t, c.Start(t.Context(), componenttest.NewNopHost()))
@@ -253,10 +255,9 @@ func TestInputUnchanged(t *testing.T) {
 	td.CopyTo(want)
 	td.MarkReadOnly()
 	want.MarkReadOnly()
-	require.NoError(t, c.ConsumeTraces(t.Context(), td))
+	c.countTraces(t.Context(), td)
 	require.NoError(t, c.Shutdown(t.Context()))
 	assert.Equal(t, want, td)
-	assert.False(t, c.Capabilities().MutatesData)
 }
 
 func TestFlushes(t *testing.T) {
@@ -264,9 +265,9 @@ func TestFlushes(t *testing.T) {
 		c, store, clk := newTestConnector(t, createDefaultConfig())
 		td := ptrace.NewTraces()
 		span(t, td, "checkout", transactionAttrs, nil)
-		require.NoError(t, c.ConsumeTraces(t.Context(), td))
+		c.countTraces(t.Context(), td)
 		clk.set(clk.now().Add(time.Minute))
-		require.NoError(t, c.ConsumeTraces(t.Context(), td))
+		c.countTraces(t.Context(), td)
 		require.Len(t, store.all(), 1, "the first minute's sums, flushed when the second minute's span came")
 		require.NoError(t, c.Shutdown(t.Context()))
 		require.Len(t, store.all(), 2)
@@ -277,10 +278,10 @@ func TestFlushes(t *testing.T) {
 		c, store, _ := newTestConnector(t, cfg)
 		td := ptrace.NewTraces()
 		span(t, td, "checkout", transactionAttrs, nil)
-		require.NoError(t, c.ConsumeTraces(t.Context(), td))
+		c.countTraces(t.Context(), td)
 		assert.Empty(t, store.all())
 		span(t, td, "cart", transactionAttrs, nil)
-		require.NoError(t, c.ConsumeTraces(t.Context(), td))
+		c.countTraces(t.Context(), td)
 		assert.Len(t, store.all(), 1)
 		require.NoError(t, c.Shutdown(t.Context()))
 	})
@@ -290,12 +291,12 @@ func TestFlushes(t *testing.T) {
 		c, store, clk := newTestConnector(t, cfg)
 		one := ptrace.NewTraces()
 		span(t, one, "checkout", transactionAttrs, nil)
-		require.NoError(t, c.ConsumeTraces(t.Context(), one))
+		c.countTraces(t.Context(), one)
 		clk.set(clk.now().Add(time.Minute))
 		two := ptrace.NewTraces()
 		span(t, two, "checkout", transactionAttrs, nil)
 		span(t, two, "cart", transactionAttrs, nil)
-		require.NoError(t, c.ConsumeTraces(t.Context(), two))
+		c.countTraces(t.Context(), two)
 		assert.Len(t, store.all(), 2, "the last window's sums, then the new window's 12 series")
 		c.mu.Lock()
 		assert.Zero(t, c.seriesLocked())
@@ -312,7 +313,7 @@ func TestFlushes(t *testing.T) {
 		require.NoError(t, c.Start(t.Context(), componenttest.NewNopHost()))
 		td := ptrace.NewTraces()
 		span(t, td, "checkout", transactionAttrs, nil)
-		require.NoError(t, c.ConsumeTraces(t.Context(), td))
+		c.countTraces(t.Context(), td)
 		require.Eventually(t, func() bool { return len(store.all()) == 1 }, 5*time.Second, 5*time.Millisecond)
 		require.NoError(t, c.Shutdown(t.Context()))
 		assert.Len(t, store.all(), 1, "nothing left to flush at shutdown")
@@ -329,7 +330,7 @@ func TestMetadataKeysSplitTheSums(t *testing.T) {
 		ctx := client.NewContext(t.Context(), client.Info{Metadata: client.NewMetadata(map[string][]string{"X-Tenant": {tenant}})})
 		td := ptrace.NewTraces()
 		span(t, td, "checkout", transactionAttrs, nil)
-		require.NoError(t, c.ConsumeTraces(ctx, td))
+		c.countTraces(ctx, td)
 	}
 	require.NoError(t, c.Shutdown(t.Context()))
 	require.Len(t, store.all(), 2)
@@ -346,16 +347,20 @@ func TestSidesShareOneInstance(t *testing.T) {
 	f := NewFactory()
 	cfg := f.CreateDefaultConfig()
 	set := connector.Settings{ID: component.NewID(metadata.Type), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo()}
-	tr, err := f.CreateTracesToMetrics(t.Context(), set, cfg, nil)
+	tr, err := f.CreateTracesToTraces(t.Context(), set, cfg, consumertest.NewNop())
 	require.NoError(t, err)
-	lg, err := f.CreateLogsToMetrics(t.Context(), set, cfg, nil)
+	lg, err := f.CreateLogsToLogs(t.Context(), set, cfg, consumertest.NewNop())
 	require.NoError(t, err)
-	assert.Same(t, tr.(*shared).apmMetrics, lg.(*shared).apmMetrics)
-	require.NoError(t, tr.Shutdown(t.Context()))
-	require.NoError(t, lg.Shutdown(t.Context()))
-	again, err := f.CreateTracesToMetrics(t.Context(), set, cfg, nil)
+	mt, err := f.CreateMetricsToMetrics(t.Context(), set, cfg, consumertest.NewNop())
 	require.NoError(t, err)
-	assert.NotSame(t, tr.(*shared).apmMetrics, again.(*shared).apmMetrics, "a new graph (a reload) builds a new instance")
+	assert.Same(t, tr.(*tracesForwarder).apmMetrics, lg.(*logsForwarder).apmMetrics)
+	assert.Same(t, tr.(*tracesForwarder).apmMetrics, mt.(*metricsForwarder).apmMetrics)
+	for _, c := range []component.Component{tr, lg, mt} {
+		require.NoError(t, c.Shutdown(t.Context()))
+	}
+	again, err := f.CreateTracesToTraces(t.Context(), set, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	assert.NotSame(t, tr.(*tracesForwarder).apmMetrics, again.(*tracesForwarder).apmMetrics, "a new graph (a reload) builds a new instance")
 	require.NoError(t, again.Shutdown(t.Context()))
 }
 
@@ -373,5 +378,32 @@ func TestUntilNextFlush(t *testing.T) {
 		{0, 50 * time.Millisecond, 45 * time.Millisecond}, // a tenth of a short interval
 	} {
 		assert.Equal(t, tt.want, untilNextFlush(base.Add(tt.now), tt.every), "now +%v, every %v", tt.now, tt.every)
+	}
+}
+
+// forEachDataPointAttrs calls f with the attributes of each of m's data points.
+func forEachDataPointAttrs(m pmetric.Metric, f func(pcommon.Map)) {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		for _, dp := range m.Gauge().DataPoints().All() {
+			f(dp.Attributes())
+		}
+	case pmetric.MetricTypeSum:
+		for _, dp := range m.Sum().DataPoints().All() {
+			f(dp.Attributes())
+		}
+	case pmetric.MetricTypeHistogram:
+		for _, dp := range m.Histogram().DataPoints().All() {
+			f(dp.Attributes())
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		for _, dp := range m.ExponentialHistogram().DataPoints().All() {
+			f(dp.Attributes())
+		}
+	case pmetric.MetricTypeSummary:
+		for _, dp := range m.Summary().DataPoints().All() {
+			f(dp.Attributes())
+		}
+	case pmetric.MetricTypeEmpty:
 	}
 }

@@ -177,26 +177,52 @@ func splitTraces(rng *rand.Rand, td ptrace.Traces) []ptrace.Traces {
 type connectorSides struct {
 	traces connector.Traces
 	logs   connector.Logs
+	all    []component.Component
 }
 
-func startSides(t *testing.T, f connector.Factory, cfg component.Config, next consumer.Metrics) connectorSides {
-	t.Helper()
+func differentialSettings(f connector.Factory) connector.Settings {
 	ts := componenttest.NewNopTelemetrySettings()
 	ts.Resource.Attributes().PutStr("service.instance.id", "collector-1")
-	set := connector.Settings{ID: component.NewID(f.Type()), TelemetrySettings: ts, BuildInfo: component.NewDefaultBuildInfo()}
+	return connector.Settings{ID: component.NewID(f.Type()), TelemetrySettings: ts, BuildInfo: component.NewDefaultBuildInfo()}
+}
+
+// startEDOT starts EDOT's connector as its pipelines use it: traces and logs end in it.
+func startEDOT(t *testing.T, f connector.Factory, cfg component.Config, next consumer.Metrics) connectorSides {
+	t.Helper()
+	set := differentialSettings(f)
 	tr, err := f.CreateTracesToMetrics(t.Context(), set, cfg, next)
 	require.NoError(t, err)
 	lg, err := f.CreateLogsToMetrics(t.Context(), set, cfg, next)
 	require.NoError(t, err)
-	require.NoError(t, tr.Start(t.Context(), componenttest.NewNopHost()))
-	require.NoError(t, lg.Start(t.Context(), componenttest.NewNopHost()))
-	return connectorSides{traces: tr, logs: lg}
+	return startAll(t, connectorSides{traces: tr, logs: lg, all: []component.Component{tr, lg}})
+}
+
+// startOurs starts this connector's three sides; the spans and records it hands on are dropped.
+func startOurs(t *testing.T, f connector.Factory, cfg component.Config, next consumer.Metrics) connectorSides {
+	t.Helper()
+	set := differentialSettings(f)
+	tr, err := f.CreateTracesToTraces(t.Context(), set, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	lg, err := f.CreateLogsToLogs(t.Context(), set, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	mt, err := f.CreateMetricsToMetrics(t.Context(), set, cfg, next)
+	require.NoError(t, err)
+	return startAll(t, connectorSides{traces: tr, logs: lg, all: []component.Component{tr, lg, mt}})
+}
+
+func startAll(t *testing.T, s connectorSides) connectorSides {
+	t.Helper()
+	for _, c := range s.all {
+		require.NoError(t, c.Start(t.Context(), componenttest.NewNopHost()))
+	}
+	return s
 }
 
 func (s connectorSides) shutdown(t *testing.T) {
 	t.Helper()
-	require.NoError(t, s.traces.Shutdown(t.Context()))
-	require.NoError(t, s.logs.Shutdown(t.Context()))
+	for _, c := range s.all {
+		require.NoError(t, c.Shutdown(t.Context()))
+	}
 }
 
 // normalized is a stand-in's documents as sorted JSON, @timestamp taken out (and checked).
@@ -229,11 +255,13 @@ func TestSameDocumentsAsEDOT(t *testing.T) {
 	const logRequests = 5
 
 	// send hands the items to a connector's sides and returns the documents it left.
-	send := func(f connector.Factory, cfg component.Config, feed func(connectorSides)) (map[string][]string, int) {
+	send := func(start func(*testing.T, connector.Factory, component.Config, consumer.Metrics) connectorSides,
+		f connector.Factory, cfg component.Config, feed func(connectorSides),
+	) (map[string][]string, int) {
 		es := esexportertest.StartStandin(t, esstandin.Options{})
 		exp := esexportertest.NewMetricsExporter(t, es.URL(), map[string]any{"sending_queue": map[string]any{"enabled": false}}, zap.NewNop())
 		from := time.Now()
-		sides := startSides(t, f, cfg, exp)
+		sides := start(t, f, cfg, exp)
 		feed(sides)
 		sides.shutdown(t)
 		return normalized(t, es, from, time.Now()), len(es.Documents())
@@ -265,12 +293,12 @@ func TestSameDocumentsAsEDOT(t *testing.T) {
 		edot := elasticapmconnector.NewFactory()
 		edotCfg := edot.CreateDefaultConfig().(*elasticapmconnector.Config)
 		edotCfg.CustomResourceAttributes, edotCfg.CustomSpanAttributes = []string{"tenant"}, []string{"customer.tier"}
-		want, n := send(edot, edotCfg, edotFeed)
+		want, n := send(startEDOT, edot, edotCfg, edotFeed)
 		ours := NewFactory()
 		ourCfg := ours.CreateDefaultConfig().(*Config)
 		ourCfg.CustomResourceAttributes, ourCfg.CustomSpanAttributes = []string{"tenant"}, []string{"customer.tier"}
 		ourCfg.FlushInterval = time.Minute // one flush: at the shutdown
-		got, _ := send(ours, ourCfg, ourFeed)
+		got, _ := send(startOurs, ours, ourCfg, ourFeed)
 		if started.Truncate(time.Minute) != time.Now().Truncate(time.Minute) && attempt < 2 {
 			t.Logf("a minute's edge fell in the runs; again")
 			continue

@@ -14,14 +14,15 @@ import (
 	"github.com/tracegate/tracegate/connector/apmmetricsconnector/internal/metadata"
 )
 
-// NewFactory returns the apmmetrics connector factory.
+// NewFactory returns the apmmetrics connector factory. Its sides keep their signal: a pipeline
+// graph makes a side for every pair of an exporting and a receiving pipeline whose signals the
+// factory connects, so a traces to metrics side would sit next to the traces to traces one, and
+// the fan-out in front of the two would copy every batch.
 func NewFactory() connector.Factory {
 	return connector.NewFactory(metadata.Type, func() component.Config { return createDefaultConfig() },
-		connector.WithTracesToMetrics(createTracesToMetrics, metadata.TracesToMetricsStability),
-		connector.WithLogsToMetrics(createLogsToMetrics, metadata.LogsToMetricsStability),
-		connector.WithMetricsToMetrics(createMetricsToMetrics, metadata.MetricsToMetricsStability),
 		connector.WithTracesToTraces(createTracesToTraces, metadata.TracesToTracesStability),
-		connector.WithLogsToLogs(createLogsToLogs, metadata.LogsToLogsStability))
+		connector.WithLogsToLogs(createLogsToLogs, metadata.LogsToLogsStability),
+		connector.WithMetricsToMetrics(createMetricsToMetrics, metadata.MetricsToMetricsStability))
 }
 
 // instances holds one connector per component id and configuration, shared by its sides (one
@@ -67,17 +68,15 @@ func (s *shared) Shutdown(ctx context.Context) error {
 	return s.sideDown(ctx, s.side)
 }
 
-// metricsSink is the store's next consumer: the next consumer of a side that emits metrics. The
-// sides are created in any order, so the store is made before it is known; Start checks it is.
+// metricsSink is the store's next consumer: the metrics to metrics side's. The sides are created
+// in any order, so the store is made before it is known; Start checks there is one.
 type metricsSink struct {
 	next atomic.Pointer[consumer.Metrics]
 }
 
 var errNoMetricsSide = errors.New("no pipeline receives the connector's metrics")
 
-// setOnce keeps the first side's next consumer: every side that emits metrics has the same
-// pipelines behind it.
-func (s *metricsSink) setOnce(next consumer.Metrics) { s.next.CompareAndSwap(nil, &next) }
+func (s *metricsSink) set(next consumer.Metrics) { s.next.Store(&next) }
 
 func (s *metricsSink) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	next := s.next.Load()
@@ -91,13 +90,11 @@ func (s *metricsSink) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: true}
 }
 
-// The sides: the pipeline types a side connects, and whether it hands on what it is given.
+// The sides: the pipeline types a side connects.
 const (
-	tracesToMetrics  = "traces to metrics"
-	logsToMetrics    = "logs to metrics"
-	metricsToMetrics = "metrics to metrics"
 	tracesToTraces   = "traces to traces"
 	logsToLogs       = "logs to logs"
+	metricsToMetrics = "metrics to metrics"
 )
 
 // newSide registers a side of the instance; Start checks the sides fit together.
@@ -108,39 +105,6 @@ func newSide(ctx context.Context, set connector.Settings, cfg component.Config, 
 	}
 	s.side = side
 	s.addSide(side)
-	return s, nil
-}
-
-func createTracesToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Traces, error) {
-	s, err := newSide(ctx, set, cfg, tracesToMetrics)
-	if err != nil {
-		return nil, err
-	}
-	s.sink.setOnce(next)
-	return s, nil
-}
-
-func createLogsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Logs, error) {
-	s, err := newSide(ctx, set, cfg, logsToMetrics)
-	if err != nil {
-		return nil, err
-	}
-	s.sink.setOnce(next)
-	return s, nil
-}
-
-// createMetricsToMetrics: without forward the side counts the data points it is given into the
-// service summary (as EDOT's connector does); with forward it hands them on uncounted, and the
-// aggregated metrics with them.
-func createMetricsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Metrics, error) {
-	s, err := newSide(ctx, set, cfg, metricsToMetrics)
-	if err != nil {
-		return nil, err
-	}
-	s.sink.setOnce(next)
-	if s.cfg.Forward {
-		return &metricsForwarder{shared: s, next: next}, nil
-	}
 	return s, nil
 }
 
@@ -158,4 +122,15 @@ func createLogsToLogs(ctx context.Context, set connector.Settings, cfg component
 		return nil, err
 	}
 	return &logsForwarder{shared: s, next: next}, nil
+}
+
+// createMetricsToMetrics: the side hands the metrics it is given on uncounted, and the store
+// exports the aggregated metrics to the same next consumer.
+func createMetricsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Metrics, error) {
+	s, err := newSide(ctx, set, cfg, metricsToMetrics)
+	if err != nil {
+		return nil, err
+	}
+	s.sink.set(next)
+	return &metricsForwarder{shared: s, next: next}, nil
 }

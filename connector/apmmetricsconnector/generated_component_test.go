@@ -44,26 +44,10 @@ func TestComponentLifecycle(t *testing.T) {
 		},
 
 		{
-			name: "logs_to_metrics",
-			createFn: func(ctx context.Context, set connector.Settings, cfg component.Config) (component.Component, error) {
-				router := connector.NewMetricsRouter(map[pipeline.ID]consumer.Metrics{pipeline.NewID(pipeline.SignalMetrics): consumertest.NewNop()})
-				return factory.CreateLogsToMetrics(ctx, set, cfg, router)
-			},
-		},
-
-		{
 			name: "metrics_to_metrics",
 			createFn: func(ctx context.Context, set connector.Settings, cfg component.Config) (component.Component, error) {
 				router := connector.NewMetricsRouter(map[pipeline.ID]consumer.Metrics{pipeline.NewID(pipeline.SignalMetrics): consumertest.NewNop()})
 				return factory.CreateMetricsToMetrics(ctx, set, cfg, router)
-			},
-		},
-
-		{
-			name: "traces_to_metrics",
-			createFn: func(ctx context.Context, set connector.Settings, cfg component.Config) (component.Component, error) {
-				router := connector.NewMetricsRouter(map[pipeline.ID]consumer.Metrics{pipeline.NewID(pipeline.SignalMetrics): consumertest.NewNop()})
-				return factory.CreateTracesToMetrics(ctx, set, cfg, router)
 			},
 		},
 

@@ -1,8 +1,8 @@
 package e2e
 
-// What the aggregated counts become when the buffer refuses: the pipeline's fan-out hands each
-// batch to the buffer (through forward) and to the connector, the connector counts it whatever
-// the buffer answered, and the client's retry of a refused batch is counted again. The test
+// What the aggregated counts become when the buffer refuses: the connector counts each batch and
+// then hands it to the buffer, the count stands whatever the buffer answered, and the client's
+// retry of a refused batch is counted again. The test
 // measures it through the binary: Elasticsearch down, a buffer small enough to fill, requests
 // sent until some are refused, then each refused one sent again once Elasticsearch is back.
 

@@ -9,28 +9,27 @@ processors:
   elasticapm: {}
 connectors:
   apmmetrics: {}
-  forward: {}
 service:
   pipelines:
     traces:
       processors: [memory_limiter, elasticmapping, elasticapm]
-      exporters: [apmmetrics, forward]
+      exporters: [apmmetrics]
     traces/out:
-      receivers: [forward]
+      receivers: [apmmetrics]
       processors: [buffer]
       exporters: [elasticsearch]
     logs:
       processors: [memory_limiter, elasticmapping, elasticapm]
-      exporters: [apmmetrics, forward]
+      exporters: [apmmetrics]
     logs/out:
-      receivers: [forward]
+      receivers: [apmmetrics]
       processors: [buffer]
       exporters: [elasticsearch]
     metrics:
       processors: [memory_limiter, elasticmapping, elasticapm]
-      exporters: [forward]
+      exporters: [apmmetrics]
     metrics/out:
-      receivers: [forward, apmmetrics]
+      receivers: [apmmetrics]
       processors: [buffer]
       exporters: [elasticsearch]
 {{- end }}

@@ -12,9 +12,7 @@ var (
 )
 
 const (
-	TracesToMetricsStability  = component.StabilityLevelAlpha
-	LogsToMetricsStability    = component.StabilityLevelAlpha
-	MetricsToMetricsStability = component.StabilityLevelAlpha
 	TracesToTracesStability   = component.StabilityLevelAlpha
 	LogsToLogsStability       = component.StabilityLevelAlpha
+	MetricsToMetricsStability = component.StabilityLevelAlpha
 )

@@ -28,7 +28,6 @@ type TelemetryBuilder struct {
 	meter                                 metric.Meter
 	mu                                    sync.Mutex
 	registrations                         []metric.Registration
-	ConnectorApmmetricsDataPoints         metric.Int64Counter
 	ConnectorApmmetricsFlushFailures      metric.Int64Counter
 	ConnectorApmmetricsFlushes            metric.Int64Counter
 	ConnectorApmmetricsInvalidTracestates metric.Int64Counter
@@ -92,12 +91,6 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
-	builder.ConnectorApmmetricsDataPoints, err = builder.meter.Int64Counter(
-		"otelcol.connector.apmmetrics.data_points",
-		metric.WithDescription("Metric data points counted into the service summary. [Alpha]"),
-		metric.WithUnit("{datapoint}"),
-	)
-	errs = errors.Join(errs, err)
 	builder.ConnectorApmmetricsFlushFailures, err = builder.meter.Int64Counter(
 		"otelcol.connector.apmmetrics.flush_failures",
 		metric.WithDescription("Hand-overs the aggregation store refused (their counts are lost; each is logged). [Alpha]"),
@@ -136,7 +129,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ConnectorApmmetricsUncountedItems, err = builder.meter.Int64Counter(
 		"otelcol.connector.apmmetrics.uncounted_items",
-		metric.WithDescription("Spans, log records and data points that reached the connector after its shutdown's last flush: not counted (each time logged); with forward still handed on. [Alpha]"),
+		metric.WithDescription("Spans and log records that reached the connector after its shutdown's last flush: handed on, not counted (each time logged). [Alpha]"),
 		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)

@@ -21,22 +21,6 @@ func NewSettings(tt *componenttest.Telemetry) connector.Settings {
 	return set
 }
 
-func AssertEqualConnectorApmmetricsDataPoints(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
-	want := metricdata.Metrics{
-		Name:        "otelcol.connector.apmmetrics.data_points",
-		Description: "Metric data points counted into the service summary. [Alpha]",
-		Unit:        "{datapoint}",
-		Data: metricdata.Sum[int64]{
-			Temporality: metricdata.CumulativeTemporality,
-			IsMonotonic: true,
-			DataPoints:  dps,
-		},
-	}
-	got, err := tt.GetMetric("otelcol.connector.apmmetrics.data_points")
-	require.NoError(t, err)
-	metricdatatest.AssertEqual(t, want, got, opts...)
-}
-
 func AssertEqualConnectorApmmetricsFlushFailures(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol.connector.apmmetrics.flush_failures",
@@ -134,7 +118,7 @@ func AssertEqualConnectorApmmetricsSpans(t *testing.T, tt *componenttest.Telemet
 func AssertEqualConnectorApmmetricsUncountedItems(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol.connector.apmmetrics.uncounted_items",
-		Description: "Spans, log records and data points that reached the connector after its shutdown's last flush: not counted (each time logged); with forward still handed on. [Alpha]",
+		Description: "Spans and log records that reached the connector after its shutdown's last flush: handed on, not counted (each time logged). [Alpha]",
 		Unit:        "{item}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

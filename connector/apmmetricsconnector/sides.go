@@ -2,7 +2,7 @@ package apmmetricsconnector
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"slices"
 
 	"go.opentelemetry.io/collector/consumer"
@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// tracesForwarder is the traces to traces side (forward: true): it counts the spans, then hands
+// tracesForwarder is the traces to traces side: it counts the spans, then hands
 // them on. It counts first because the next consumer may take the batch over (the buffer does).
 type tracesForwarder struct {
 	*shared
@@ -27,7 +27,7 @@ func (f *tracesForwarder) ConsumeTraces(ctx context.Context, td ptrace.Traces) e
 // other exporter hands it over uncopied.
 func (f *tracesForwarder) Capabilities() consumer.Capabilities { return f.next.Capabilities() }
 
-// logsForwarder is the logs to logs side (forward: true).
+// logsForwarder is the logs to logs side.
 type logsForwarder struct {
 	*shared
 	next consumer.Logs
@@ -40,7 +40,7 @@ func (f *logsForwarder) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 
 func (f *logsForwarder) Capabilities() consumer.Capabilities { return f.next.Capabilities() }
 
-// metricsForwarder is the metrics to metrics side with forward: true. It hands the metrics it is
+// metricsForwarder is the metrics to metrics side. It hands the metrics it is
 // given on uncounted (application metrics would make hosts and pods services), and the store
 // exports the aggregated metrics to the same next consumer.
 type metricsForwarder struct {
@@ -64,15 +64,14 @@ func (c *apmMetrics) addSide(side string) {
 	}
 }
 
-// sideDown is one side's shutdown; the last flush waits for the last side that can still be
-// given items while the pipeline behind the metrics runs. The collector stops a component only
-// after everything in front of it: without forward every side is in front of the metrics'
-// pipelines, so the last side to stop; with forward only the metrics to metrics side is, so that
-// one (items a traces or logs side is given after it are reported as uncounted).
+// sideDown is one side's shutdown. The last flush is the metrics to metrics side's: the
+// collector stops a component only after everything in front of it, and that side is the last
+// one in front of the pipeline that stores the metrics (items a traces or logs side is given
+// after it are counted as uncounted and logged). Without that side, the last side's.
 func (c *apmMetrics) sideDown(ctx context.Context, side string) error {
 	c.lifeMu.Lock()
 	c.down++
-	last := c.down >= c.created || (c.cfg.Forward && side == metricsToMetrics)
+	last := c.down >= c.created || side == metricsToMetrics
 	c.lifeMu.Unlock()
 	if !last {
 		return nil
@@ -80,22 +79,13 @@ func (c *apmMetrics) sideDown(ctx context.Context, side string) error {
 	return c.Shutdown(ctx)
 }
 
-// sidesErr says why the sides the pipelines made do not fit the forward setting: a side that
-// hands nothing on with forward (it would end the pipeline that should go on), a side that hands
-// on without it, or no side for the aggregated metrics.
+var errNoMetricsToMetrics = errors.New("the aggregated metrics leave through the metrics to metrics side: " +
+	"make the connector an exporter of a metrics pipeline and a receiver of the metrics pipeline that stores them")
+
+// sidesErr says why the sides the pipelines made have nowhere to put the aggregated metrics.
 func (c *apmMetrics) sidesErr() error {
-	for _, side := range c.sides {
-		switch {
-		case c.cfg.Forward && (side == tracesToMetrics || side == logsToMetrics):
-			return fmt.Errorf("with forward: true the connector hands on what it counts, so it cannot be used %s: "+
-				"make it an exporter of the traces and logs pipelines and a receiver of the pipelines that store them", side)
-		case !c.cfg.Forward && (side == tracesToTraces || side == logsToLogs):
-			return fmt.Errorf("the connector is used %s, which hands the items on: set forward: true", side)
-		}
-	}
-	if c.cfg.Forward && !slices.Contains(c.sides, metricsToMetrics) {
-		return fmt.Errorf("with forward: true the aggregated metrics leave through the metrics to metrics side: " +
-			"make the connector an exporter of a metrics pipeline and a receiver of the metrics pipeline that stores them")
+	if !slices.Contains(c.sides, metricsToMetrics) {
+		return errNoMetricsToMetrics
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package apmmetricsconnector
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,8 +25,8 @@ import (
 
 // sides are the connector's sides a pipeline graph made, with their next consumers.
 type sides struct {
-	traces  connector.Traces // traces to traces or traces to metrics
-	logs    connector.Logs   // logs to logs or logs to metrics
+	traces  connector.Traces
+	logs    connector.Logs
 	metrics connector.Metrics
 	all     []component.Component
 }
@@ -45,14 +46,8 @@ func makeSides(t *testing.T, set connector.Settings, cfg component.Config, names
 		case tracesToTraces:
 			s.traces, err = f.CreateTracesToTraces(ctx, set, cfg, spans)
 			c = s.traces
-		case tracesToMetrics:
-			s.traces, err = f.CreateTracesToMetrics(ctx, set, cfg, out)
-			c = s.traces
 		case logsToLogs:
 			s.logs, err = f.CreateLogsToLogs(ctx, set, cfg, records)
-			c = s.logs
-		case logsToMetrics:
-			s.logs, err = f.CreateLogsToMetrics(ctx, set, cfg, out)
 			c = s.logs
 		case metricsToMetrics:
 			s.metrics, err = f.CreateMetricsToMetrics(ctx, set, cfg, out)
@@ -79,75 +74,43 @@ func (s sides) shutdown(t *testing.T) {
 	}
 }
 
-func forwardConfig() *Config {
-	cfg := createDefaultConfig()
-	cfg.Forward = true
-	return cfg
-}
-
-// The sides a pipeline graph makes must fit the forward setting; Start says why not. Each fitting
-// set starts and stops twice, as a reload does (this replaces mdatagen's lifecycle test, which
-// starts every side alone: a traces to traces side alone has nowhere to put its metrics).
-func TestSidesFitForward(t *testing.T) {
+// Start fails without a metrics to metrics side: the aggregated metrics would have nowhere to
+// go. Each fitting set starts and stops twice, as a reload does (this replaces mdatagen's
+// lifecycle test, which starts every side alone).
+func TestSidesNeedTheMetricsSide(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, tt := range []struct {
-		forward bool
 		sides   []string
-		wantErr string
+		wantErr error
 	}{
-		{false, []string{tracesToMetrics}, ""},
-		{false, []string{logsToMetrics}, ""},
-		{false, []string{metricsToMetrics}, ""},
-		{false, []string{tracesToMetrics, logsToMetrics, metricsToMetrics}, ""},
-		{true, []string{tracesToTraces, logsToLogs, metricsToMetrics}, ""},
-		{true, []string{tracesToTraces, metricsToMetrics}, ""},
-		{true, []string{metricsToMetrics}, ""},
-		{false, []string{tracesToTraces, tracesToMetrics}, "used traces to traces, which hands the items on: set forward: true"},
-		{false, []string{logsToLogs, logsToMetrics}, "used logs to logs, which hands the items on: set forward: true"},
-		{true, []string{tracesToTraces, tracesToMetrics, metricsToMetrics}, "cannot be used traces to metrics"},
-		{true, []string{logsToLogs, logsToMetrics, metricsToMetrics}, "cannot be used logs to metrics"},
-		{true, []string{tracesToTraces}, "the aggregated metrics leave through the metrics to metrics side"},
-		{true, []string{tracesToTraces, logsToLogs}, "the aggregated metrics leave through the metrics to metrics side"},
+		{[]string{tracesToTraces, logsToLogs, metricsToMetrics}, nil},
+		{[]string{metricsToMetrics, tracesToTraces}, nil},
+		{[]string{metricsToMetrics}, nil},
+		{[]string{tracesToTraces}, errNoMetricsToMetrics},
+		{[]string{logsToLogs}, errNoMetricsToMetrics},
+		{[]string{tracesToTraces, logsToLogs}, errNoMetricsToMetrics},
 	} {
-		t.Run(fmtSides(tt.forward, tt.sides), func(t *testing.T) {
-			cfg := createDefaultConfig()
-			cfg.Forward = tt.forward
+		t.Run(strings.Join(tt.sides, ","), func(t *testing.T) {
 			for range 2 {
-				s := makeSides(t, connectorSettings(NewFactory()), cfg, tt.sides, new(consumertest.TracesSink), new(consumertest.LogsSink), new(consumertest.MetricsSink))
-				err := s.start(t)
-				if tt.wantErr == "" {
-					require.NoError(t, err)
-				} else {
-					require.ErrorContains(t, err, tt.wantErr)
-				}
+				s := makeSides(t, connectorSettings(NewFactory()), createDefaultConfig(), tt.sides, new(consumertest.TracesSink), new(consumertest.LogsSink), new(consumertest.MetricsSink))
+				require.ErrorIs(t, s.start(t), tt.wantErr)
 				s.shutdown(t)
 			}
 		})
 	}
 }
 
-func fmtSides(forward bool, names []string) string {
-	out := "forward=false"
-	if forward {
-		out = "forward=true"
-	}
-	for _, n := range names {
-		out += "," + n
-	}
-	return out
-}
-
-// With forward the traces and logs sides count what they hand on unchanged (the same batch,
-// not a copy), the metrics side hands application metrics on uncounted, and the aggregated
-// metrics reach the metrics side's next consumer by the time that side is shut down.
-func TestForwardHandsOnAndCounts(t *testing.T) {
+// The traces and logs sides count what they hand on unchanged (the same batch, not a copy), the
+// metrics side hands application metrics on uncounted, and the aggregated metrics reach the
+// metrics side's next consumer by the time that side is shut down (not before).
+func TestSidesHandOnAndCount(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
 	set := metadatatest.NewSettings(tel)
 	set.ID = component.NewID(metadata.Type)
 	spans, records, out := new(consumertest.TracesSink), new(consumertest.LogsSink), new(consumertest.MetricsSink)
-	s := makeSides(t, set, forwardConfig(), []string{tracesToTraces, logsToLogs, metricsToMetrics}, spans, records, out)
+	s := makeSides(t, set, createDefaultConfig(), []string{tracesToTraces, logsToLogs, metricsToMetrics}, spans, records, out)
 	require.NoError(t, s.start(t))
 
 	td := ptrace.NewTraces()
@@ -214,32 +177,16 @@ func summaryCount(mds []pmetric.Metrics, service, interval string) int64 {
 	return n
 }
 
-// Without forward every side is in front of the metrics' pipelines, so the last flush waits for
-// the last side: a span given to the traces side after the logs side stopped is still counted.
-func TestLastFlushAtLastSide(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	out := new(consumertest.MetricsSink)
-	s := makeSides(t, connectorSettings(NewFactory()), createDefaultConfig(), []string{logsToMetrics, tracesToMetrics}, nil, nil, out)
-	require.NoError(t, s.start(t))
-	require.NoError(t, s.all[0].Shutdown(t.Context()))
-	td := ptrace.NewTraces()
-	span(t, td, "checkout", transactionAttrs, nil)
-	require.NoError(t, s.traces.ConsumeTraces(t.Context(), td))
-	assert.Empty(t, out.AllMetrics())
-	require.NoError(t, s.all[1].Shutdown(t.Context()))
-	assert.Equal(t, int64(1), summaryCount(out.AllMetrics(), "checkout", "1m"))
-}
-
-// A forwarding side has its next consumer's capabilities: a pipeline whose only exporter is the
+// A side has its next consumer's capabilities: a pipeline whose only exporter is the
 // connector hands a buffer behind it the batch uncopied, and one with a second exporter copies
 // it for the connector when the buffer keeps it.
-func TestForwardCapabilities(t *testing.T) {
+func TestSideCapabilities(t *testing.T) {
 	for _, mutates := range []bool{false, true} {
 		next, err := consumer.NewTraces(func(context.Context, ptrace.Traces) error { return nil },
 			consumer.WithCapabilities(consumer.Capabilities{MutatesData: mutates}))
 		require.NoError(t, err)
 		set := connectorSettings(NewFactory())
-		c, err := NewFactory().CreateTracesToTraces(t.Context(), set, forwardConfig(), next)
+		c, err := NewFactory().CreateTracesToTraces(t.Context(), set, createDefaultConfig(), next)
 		require.NoError(t, err)
 		assert.Equal(t, mutates, c.Capabilities().MutatesData)
 		require.NoError(t, c.Shutdown(t.Context()))
