@@ -2,7 +2,6 @@ package bufferprocessor
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -22,23 +21,10 @@ import (
 	"github.com/tracegate/tracegate/processor/elasticmappingprocessor"
 )
 
-// fanOut hands a batch to the buffer and to the connector as the collector's fan-out does when
-// a mutating consumer (the buffer, which keeps the batch) sits beside a read-only one (the
-// connector): the buffer gets a copy.
-type fanOut struct{ buffer, counter consumer.Traces }
-
-func (fanOut) Capabilities() consumer.Capabilities { return consumer.Capabilities{MutatesData: true} }
-
-func (f fanOut) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	clone := ptrace.NewTraces()
-	td.CopyTo(clone)
-	return errors.Join(f.buffer.ConsumeTraces(ctx, clone), f.counter.ConsumeTraces(ctx, td))
-}
-
 // BenchmarkAPMPathCPU: process CPU per span of configs/default.yaml's trace path (elasticmapping →
 // buffer in memory mode → contrib elasticsearch exporter) against the same path with the Kibana
 // APM overlay (elasticmapping with apm_inputs → Elastic's elasticapm processor → the apmmetrics
-// connector and, beside it, a copy into the buffer → exporter). Requests of 10 tracegen spans,
+// connector's traces to traces side, which counts and hands the batch on → buffer → exporter). Requests of 10 tracegen spans,
 // each decoded from OTLP as the receiver does; the two paths alternate in chunks so that both
 // see the same machine; the fake Elasticsearch runs in a child process. The receivers' HTTP and
 // gRPC serving, the same in both, are left out, so the ratio is above the one make bench-apm
@@ -66,14 +52,18 @@ func BenchmarkAPMPathCPU(b *testing.B) {
 	apmBuffer, apmOut := newBuffer()
 	defer apmBuffer.shutdownB(b)
 	cf := apmmetricsconnector.NewFactory()
-	counter, err := cf.CreateTracesToMetrics(ctx, connector.Settings{
-		ID: component.NewID(cf.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo(),
-	}, cf.CreateDefaultConfig(), consumertest.NewNop())
+	set := connector.Settings{ID: component.NewID(cf.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo()}
+	cfg := cf.CreateDefaultConfig() // one config: the sides of one instance
+	counter, err := cf.CreateTracesToTraces(ctx, set, cfg, apmBuffer.p)
 	require.NoError(b, err)
-	require.NoError(b, counter.Start(ctx, componenttest.NewNopHost()))
-	defer func() { require.NoError(b, counter.Shutdown(ctx)) }()
+	aggregates, err := cf.CreateMetricsToMetrics(ctx, set, cfg, consumertest.NewNop())
+	require.NoError(b, err)
+	for _, c := range []component.Component{counter, aggregates} {
+		require.NoError(b, c.Start(ctx, componenttest.NewNopHost()))
+		defer func() { require.NoError(b, c.Shutdown(ctx)) }()
+	}
 	pf := elasticapmprocessor.NewFactory()
-	enrich, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pf.CreateDefaultConfig(), fanOut{buffer: apmBuffer.p, counter: counter})
+	enrich, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pf.CreateDefaultConfig(), counter)
 	require.NoError(b, err)
 	require.NoError(b, enrich.Start(ctx, componenttest.NewNopHost()))
 	defer func() { require.NoError(b, enrich.Shutdown(ctx)) }()
