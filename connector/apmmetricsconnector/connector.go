@@ -47,10 +47,9 @@ type apmMetrics struct {
 	pending map[string]*pendingSums
 	window  time.Time // the shortest interval's window the pending sums arrived in
 
-	// sink is the store's next consumer; sides are the sides the pipelines made (under lifeMu).
+	// sink is the store's next consumer, set by the metrics to metrics side.
 	sink          *metricsSink
-	sides         []string
-	created, down int // sides made and shut down
+	created, down int // sides made and shut down (under lifeMu)
 	// closed is set (under mu) when Shutdown takes the pending sums for the last time: items
 	// counted later could never be flushed.
 	closed bool
@@ -122,8 +121,8 @@ func (c *apmMetrics) Start(ctx context.Context, host component.Host) error {
 	if c.started {
 		return nil
 	}
-	if err := c.sidesErr(); err != nil {
-		return err
+	if !c.sink.isSet() {
+		return errNoMetricsToMetrics
 	}
 	if err := c.store.Start(ctx, host); err != nil {
 		return err

@@ -70,7 +70,7 @@ func newTestConnector(t *testing.T, cfg *Config) (*apmMetrics, *recordingStore, 
 	set := connector.Settings{ID: component.NewID(metadata.Type), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo()}
 	c, err := newWithStore(set, cfg, store)
 	require.NoError(t, err)
-	c.addSide(metricsToMetrics) // the store stands for what that side hands the metrics to
+	c.sink.set(consumertest.NewNop()) // as the metrics to metrics side does (the store stands for what follows)
 	clk := &clock{t: time.Date(2026, 12, 2, 10, 0, 10, 0, time.UTC)}
 	c.now = clk.now
 	return c, store, clk

@@ -2,7 +2,6 @@ package apmmetricsconnector
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -74,14 +73,14 @@ type metricsSink struct {
 	next atomic.Pointer[consumer.Metrics]
 }
 
-var errNoMetricsSide = errors.New("no pipeline receives the connector's metrics")
-
 func (s *metricsSink) set(next consumer.Metrics) { s.next.Store(&next) }
+
+func (s *metricsSink) isSet() bool { return s.next.Load() != nil }
 
 func (s *metricsSink) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	next := s.next.Load()
 	if next == nil {
-		return errNoMetricsSide
+		return errNoMetricsToMetrics
 	}
 	return (*next).ConsumeMetrics(ctx, md)
 }
@@ -97,14 +96,14 @@ const (
 	metricsToMetrics = "metrics to metrics"
 )
 
-// newSide registers a side of the instance; Start checks the sides fit together.
+// newSide registers a side of the instance; Start checks a metrics to metrics side is among them.
 func newSide(ctx context.Context, set connector.Settings, cfg component.Config, side string) (*shared, error) {
 	s, err := sharedInstance(ctx, set, cfg)
 	if err != nil {
 		return nil, err
 	}
 	s.side = side
-	s.addSide(side)
+	s.addSide()
 	return s, nil
 }
 

@@ -3,7 +3,6 @@ package apmmetricsconnector
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -55,13 +54,10 @@ func (f *metricsForwarder) ConsumeMetrics(ctx context.Context, md pmetric.Metric
 func (f *metricsForwarder) Capabilities() consumer.Capabilities { return f.next.Capabilities() }
 
 // addSide records that a side of this connector was created.
-func (c *apmMetrics) addSide(side string) {
+func (c *apmMetrics) addSide() {
 	c.lifeMu.Lock()
 	defer c.lifeMu.Unlock()
 	c.created++
-	if !slices.Contains(c.sides, side) {
-		c.sides = append(c.sides, side)
-	}
 }
 
 // sideDown is one side's shutdown. The last flush is the metrics to metrics side's: the
@@ -81,11 +77,3 @@ func (c *apmMetrics) sideDown(ctx context.Context, side string) error {
 
 var errNoMetricsToMetrics = errors.New("the aggregated metrics leave through the metrics to metrics side: " +
 	"make the connector an exporter of a metrics pipeline and a receiver of the metrics pipeline that stores them")
-
-// sidesErr says why the sides the pipelines made have nowhere to put the aggregated metrics.
-func (c *apmMetrics) sidesErr() error {
-	if !slices.Contains(c.sides, metricsToMetrics) {
-		return errNoMetricsToMetrics
-	}
-	return nil
-}
