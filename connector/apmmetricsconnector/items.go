@@ -185,7 +185,7 @@ func (c *counter) seriesOf(s *sums, res [2]*resourceSums, m metricID, src valueS
 	return s.seriesFor(r, m, c.key, func() pcommon.Map { return buildAttrs(specs, src, 0) })
 }
 
-// addRecord counts one log record or metric data point (attributes attrs) into the service summary.
+// addRecord counts one log record (attributes attrs) into the service summary.
 func (c *counter) addRecord(s *sums, res [2]*resourceSums, attrs pcommon.Map) {
 	if se := c.seriesOf(s, res, serviceSummary, &mapSource{attrs}); se != nil {
 		se.intSum++
