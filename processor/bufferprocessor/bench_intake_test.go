@@ -30,8 +30,8 @@ import (
 // protobuf: the bound on how close to OTLP/HTTP's rate any intake decoder can bring it.
 func BenchmarkIntakeShapeCPU(b *testing.B) {
 	url := startFakeES(b)
-	otlpIn, otlpOut := defaultTracePath(b, url)
-	intakeIn, intakeOut := defaultTracePath(b, url)
+	otlpIn, otlpOut := defaultTracePath(b, url, true)
+	intakeIn, intakeOut := defaultTracePath(b, url, true)
 
 	otlpReqs, intakeReqs := shapedRequests(b, 64)
 	o, i := alternateCPUPerSpan(b,
@@ -79,18 +79,41 @@ func sendOTLPRequests(b *testing.B, next consumer.Traces, out *countingConsumer,
 }
 
 // defaultTracePath is configs/default.yaml's trace path into the fake Elasticsearch at url: the
-// mapping with document ids, the buffer in memory mode, the exporter (counted).
-func defaultTracePath(b *testing.B, url string) (consumer.Traces, *countingConsumer) {
-	exp := newCountingConsumer(newBenchESExporterWith(b, url, map[string]any{"traces_dynamic_id": map[string]any{"enabled": true}}))
+// mapping with document ids (or, with ids false, without), the buffer in memory mode, the
+// exporter (counted).
+func defaultTracePath(b *testing.B, url string, ids bool) (consumer.Traces, *countingConsumer) {
+	exp := newCountingConsumer(newBenchESExporterWith(b, url, map[string]any{"traces_dynamic_id": map[string]any{"enabled": ids}}))
 	cfg := memCfg()
 	cfg.Threads, cfg.QueueSize, cfg.MaxBatchItems = pipelineProducers, 10_000, 2048
 	h := startB(b, cfg, exp)
 	b.Cleanup(func() { h.shutdownB(b) })
 	f := elasticmappingprocessor.NewFactory()
 	p, err := f.CreateTraces(b.Context(), processortest.NewNopSettings(f.Type()),
-		&elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: true}, h.p)
+		&elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: ids}, h.p)
 	require.NoError(b, err)
 	return p, exp
+}
+
+// tracegenTraces returns n traces of 10 spans as tracegen makes them for make bench, always the
+// same ones.
+func tracegenTraces(n int) []loadgen.Trace {
+	rng := rand.New(rand.NewPCG(1, 2))
+	traces := make([]loadgen.Trace, n)
+	for i := range traces {
+		traces[i] = loadgen.NewTrace(rng, []string{"checkout", "cart", "inventory"}[i%3], 10, time.Now())
+	}
+	return traces
+}
+
+// otlpRequests returns traces as OTLP protobuf requests, one each.
+func otlpRequests(b *testing.B, traces []loadgen.Trace) [][]byte {
+	var reqs [][]byte
+	for _, tr := range traces {
+		p, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(loadgen.OTLPTraces(tr))
+		require.NoError(b, err)
+		reqs = append(reqs, p)
+	}
+	return reqs
 }
 
 // shapedRequests returns n requests of 10 tracegen spans as OTLP protobuf, and the same traces
@@ -108,15 +131,9 @@ func shapedRequests(b *testing.B, n int) (otlp, intake [][]byte) {
 	require.NoError(b, r.Start(context.Background(), componenttest.NewNopHost()))
 	defer func() { require.NoError(b, r.Shutdown(context.Background())) }()
 
-	rng := rand.New(rand.NewPCG(1, 2))
-	marshal := func(td ptrace.Traces) []byte {
-		p, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
-		require.NoError(b, err)
-		return p
-	}
-	for i := range n {
-		tr := loadgen.NewTrace(rng, []string{"checkout", "cart", "inventory"}[i%3], 10, time.Now())
-		otlp = append(otlp, marshal(loadgen.OTLPTraces(tr)))
+	traces := tracegenTraces(n)
+	otlp = otlpRequests(b, traces)
+	for _, tr := range traces {
 		parts, err := loadgen.Encode(context.Background(), loadgen.ElasticAPMIntake, tr)
 		require.NoError(b, err)
 		for _, body := range parts {
@@ -128,7 +145,9 @@ func shapedRequests(b *testing.B, n int) (otlp, intake [][]byte) {
 		all := sink.AllTraces()
 		require.Len(b, all, 1)
 		require.Equal(b, 10, all[0].SpanCount())
-		intake = append(intake, marshal(all[0]))
+		p, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(all[0])
+		require.NoError(b, err)
+		intake = append(intake, p)
 		sink.Reset()
 	}
 	return otlp, intake

@@ -24,9 +24,6 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor/processortest"
-
-	"github.com/tracegate/tracegate/processor/elasticmappingprocessor"
 )
 
 // fakeESEnv makes TestFakeElasticsearchProcess serve instead of skipping: the CPU benchmark runs the
@@ -307,55 +304,22 @@ func (s *sinkCount) spans() int64 { return s.counter.count() }
 
 func (s *sinkCount) waitSpans(want int64) { s.counter.waitSpans(want) }
 
-// BenchmarkDocumentIDsCPU: process CPU per span of "elasticmapping → contrib elasticsearch
-// exporter" with the document ids (document_ids, traces_dynamic_id) against without, the same
-// spans, alternated in chunks; the fake Elasticsearch runs in a child process. It is what the ids
-// cost the collector, apart from the load generator and the stand-in that bound make
-// bench-document-ids. Each batch is decoded from the same OTLP request first, as the receiver does
-// (the mapping mutates it, and a decoded attribute list has the room append leaves), in both.
+// BenchmarkDocumentIDsCPU: process CPU per span of configs/default.yaml's trace path behind the
+// receiver (elasticmapping → buffer in memory mode → contrib exporter) with the document ids
+// (document_ids, traces_dynamic_id) against without, for the spans make bench sends (tracegen's,
+// decoded from OTLP protobuf as the receiver does), alternated in chunks; the fake Elasticsearch
+// runs in a child process. The receiver's own work is left out, so the share added is at least
+// what make bench would show.
 func BenchmarkDocumentIDsCPU(b *testing.B) {
-	const (
-		chunk    = 256
-		perBatch = 100
-	)
 	url := startFakeES(b)
-	chain := func(ids bool) consumer.Traces {
-		exp := newBenchESExporterWith(b, url, map[string]any{"traces_dynamic_id": map[string]any{"enabled": ids}})
-		p, err := elasticmappingprocessor.NewFactory().CreateTraces(context.Background(),
-			processortest.NewNopSettings(elasticmappingprocessor.NewFactory().Type()),
-			&elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: ids}, exp)
-		require.NoError(b, err)
-		return p
-	}
-	without, with := chain(false), chain(true)
-	request, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(benchTraces(perBatch))
-	require.NoError(b, err)
-	send := func(next consumer.Traces, n int) time.Duration {
-		c0 := processCPU(b)
-		produceItems(b, func(ctx context.Context, _ int) error {
-			td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(request)
-			if err != nil {
-				return err
-			}
-			return next.ConsumeTraces(ctx, td)
-		}, make([]int, 1), n)
-		return processCPU(b) - c0
-	}
-	send(without, 64)
-	send(with, 64)
-	var cpuWithout, cpuWith time.Duration
-	var spans int64
-	b.ResetTimer()
-	for done := 0; done < b.N; done += chunk {
-		n := min(chunk, b.N-done)
-		cpuWithout += send(without, n)
-		cpuWith += send(with, n)
-		spans += int64(n * perBatch)
-	}
-	b.StopTimer()
-	a := float64(cpuWithout.Nanoseconds()) / float64(spans)
-	w := float64(cpuWith.Nanoseconds()) / float64(spans)
-	b.ReportMetric(a, "cpu-ns/span-without-ids")
-	b.ReportMetric(w, "cpu-ns/span-with-ids")
-	b.ReportMetric(100*(w-a)/a, "cpu-%-added")
+	withIn, withOut := defaultTracePath(b, url, true)
+	withoutIn, withoutOut := defaultTracePath(b, url, false)
+	reqs := otlpRequests(b, tracegenTraces(64))
+	without, with := alternateCPUPerSpan(b,
+		func(n int) time.Duration { return sendOTLPRequests(b, withoutIn, withoutOut, reqs, n) },
+		func(n int) time.Duration { return sendOTLPRequests(b, withIn, withOut, reqs, n) })
+	b.ReportMetric(without, "cpu-ns/span-without-ids")
+	b.ReportMetric(with, "cpu-ns/span-with-ids")
+	b.ReportMetric(with-without, "cpu-ns/span-added")
+	b.ReportMetric(100*(with-without)/without, "cpu-%-added")
 }

@@ -7,6 +7,7 @@ import (
 	"hash"
 	"math"
 	"strconv"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -20,43 +21,70 @@ const DocumentIDAttribute = "elasticsearch.document_id"
 // A document id derived from what the document holds makes a resent copy (a client's retry, the
 // buffer's redelivery or replay) a create Elasticsearch refuses with 409 instead of a duplicate.
 
-// spanDocumentID is the span's trace id and span id in hex: unique per span by the conventions.
-func spanDocumentID(span ptrace.Span) string {
-	tid, sid := span.TraceID(), span.SpanID()
-	var b [48]byte
-	hex.Encode(b[:32], tid[:])
-	hex.Encode(b[32:], sid[:])
-	return string(b[:])
-}
+// spanIDLen is the length of a span's document id: its trace id and span id in hex, unique per
+// span by the conventions.
+const spanIDLen = 2 * (len(pcommon.TraceID{}) + len(pcommon.SpanID{}))
 
-// spanEventDocumentID is the span's id with the event's position: otel mode indexes each span
-// event as a document of its own.
-func spanEventDocumentID(spanID string, index int) string {
-	return spanID + "." + strconv.Itoa(index)
-}
-
-// setSpanDocumentIDs sets the document id on span and, in otel mode, on each of its events. A
-// span without a trace or span id keeps Elasticsearch's generated id.
-func setSpanDocumentIDs(span ptrace.Span, events bool) {
-	if span.TraceID().IsEmpty() || span.SpanID().IsEmpty() {
-		return
+// setScopeDocumentIDs sets the document id on each span of spans and, in otel mode (events), on
+// each of its span events (the span's id with the event's position: otel mode indexes each span
+// event as a document of its own). A span without a trace or span id keeps Elasticsearch's
+// generated id. All ids of the scope share one string: one allocation per scope, not per span.
+func setScopeDocumentIDs(spans ptrace.SpanSlice, events bool) {
+	var ids strings.Builder
+	ids.Grow(spans.Len() * spanIDLen)
+	var b [spanIDLen + 1 + 20]byte
+	for _, span := range spans.All() {
+		if !hasDocumentID(span) {
+			continue
+		}
+		ids.Write(spanDocumentID(&b, span))
+		for i := range eventCount(span, events) {
+			ids.Write(eventDocumentID(&b, i))
+		}
 	}
-	id := spanDocumentID(span)
-	putID(span.Attributes(), id)
+	all := ids.String()
+	take := func(n int) (id string) { id, all = all[:n], all[n:]; return id }
+	for _, span := range spans.All() {
+		if !hasDocumentID(span) {
+			continue
+		}
+		putID(span.Attributes(), take(spanIDLen))
+		for i := range eventCount(span, events) {
+			putID(span.Events().At(i).Attributes(), take(len(eventDocumentID(&b, i))))
+		}
+	}
+}
+
+func hasDocumentID(span ptrace.Span) bool {
+	return !span.TraceID().IsEmpty() && !span.SpanID().IsEmpty()
+}
+
+func eventCount(span ptrace.Span, events bool) int {
 	if !events {
-		return
+		return 0
 	}
-	for i, ev := range span.Events().All() {
-		putID(ev.Attributes(), spanEventDocumentID(id, i))
-	}
+	return span.Events().Len()
 }
 
-// putID sets the id attribute, growing a full attribute list by exactly one: a decoded list has
-// no spare room, and append's doubling would copy it into twice the memory for one attribute more.
+// spanDocumentID writes the span's id into b and returns it.
+func spanDocumentID(b *[spanIDLen + 1 + 20]byte, span ptrace.Span) []byte {
+	tid, sid := span.TraceID(), span.SpanID()
+	hex.Encode(b[:32], tid[:])
+	hex.Encode(b[32:spanIDLen], sid[:])
+	return b[:spanIDLen]
+}
+
+// eventDocumentID is the id of event i of the span whose id b holds.
+func eventDocumentID(b *[spanIDLen + 1 + 20]byte, i int) []byte {
+	b[spanIDLen] = '.'
+	return strconv.AppendInt(b[:spanIDLen+1], int64(i), 10)
+}
+
+// putID sets the id attribute, growing a full attribute list by exactly one: a list built to its
+// size has no spare room, and append's doubling would copy it into twice the memory for one
+// attribute more. (An id already there is replaced; the one slot spare then is harmless.)
 func putID(attrs pcommon.Map, id string) {
-	if _, ok := attrs.Get(DocumentIDAttribute); !ok {
-		attrs.EnsureCapacity(attrs.Len() + 1)
-	}
+	attrs.EnsureCapacity(attrs.Len() + 1)
 	attrs.PutStr(DocumentIDAttribute, id)
 }
 

@@ -66,13 +66,15 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 		datadog := p.cfg.APMInputs && fillAPMResource(rs.Resource())
 		for _, ss := range rs.ScopeSpans().All() {
 			ss.Scope().Attributes().PutStr(MappingModeAttribute, p.cfg.Mode)
-			if !ecs && !p.cfg.DocumentIDs && !p.cfg.APMInputs {
-				continue
-			}
-			for _, span := range ss.Spans().All() {
-				if p.mapSpan(span, datadog) {
-					errorsCopied++
+			if ecs || p.cfg.APMInputs {
+				for _, span := range ss.Spans().All() {
+					if p.mapSpan(span, datadog) {
+						errorsCopied++
+					}
 				}
+			}
+			if p.cfg.DocumentIDs {
+				setScopeDocumentIDs(ss.Spans(), p.cfg.Mode == ModeOTel)
 			}
 		}
 	}
@@ -83,14 +85,11 @@ func (p *mappingProcessor) processTraces(ctx context.Context, td ptrace.Traces) 
 	return td, nil
 }
 
-// mapSpan sets span's document ids and fills the ECS gaps; it reports whether an exception event
+// mapSpan fills span's APM inputs and ECS gaps; it reports whether an exception event
 // was copied into the ECS error fields. datadog says the span is a Datadog tracer's.
 func (p *mappingProcessor) mapSpan(span ptrace.Span, datadog bool) bool {
 	if p.cfg.APMInputs {
 		fillAPMInputs(span, datadog)
-	}
-	if p.cfg.DocumentIDs {
-		setSpanDocumentIDs(span, p.cfg.Mode == ModeOTel)
 	}
 	if p.cfg.Mode != ModeECS {
 		return false

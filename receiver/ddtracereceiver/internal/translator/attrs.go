@@ -14,6 +14,11 @@ import (
 // 25 MiB body holds a span of millions of tags).
 const manyAttributes = 64
 
+// spareAttributes is the room a span's attribute map gets beyond its own: the document id that
+// tracegate's pipelines add next (elasticmapping) then fits, instead of copying the whole list
+// into a larger one for one attribute more.
+const spareAttributes = 1
+
 // attrKind is the type of a collected attribute value.
 type attrKind uint8
 
@@ -45,7 +50,7 @@ type attrWriter struct {
 
 func newAttrWriter(m pcommon.Map, expected int) attrWriter {
 	if expected <= manyAttributes {
-		m.EnsureCapacity(expected)
+		m.EnsureCapacity(expected + spareAttributes)
 		return attrWriter{m: m}
 	}
 	return attrWriter{m: m, list: make([]attr, 0, expected), index: make(map[string]int, expected)}

@@ -65,6 +65,31 @@ func TestAttrWriterMatchesPut(t *testing.T) {
 // TestSpanWithHugeMeta: a span with 200,000 tags (a 25 MiB body holds millions) translates with
 // every tag, and in linear time: with Put's lookup it would take 2·10^10 key comparisons, far
 // beyond this package's test timeout. Resource tags and link attributes take the same path.
+// TestAttrWriterLeavesRoomForTheDocumentID: a span's map written to its expected size takes one
+// attribute more (the pipeline's document id) without growing: PutStr then allocates only the
+// value, not a new list.
+func TestAttrWriterLeavesRoomForTheDocumentID(t *testing.T) {
+	for _, n := range []int{1, 4, 10} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			write := func(withID bool) func() {
+				return func() {
+					m := pcommon.NewMap()
+					w := newAttrWriter(m, n)
+					for i := range n {
+						w.putInt(strconv.Itoa(i), int64(i))
+					}
+					w.finish()
+					if withID {
+						m.PutStr("elasticsearch.document_id", "id")
+					}
+				}
+			}
+			written, allocs := testing.AllocsPerRun(100, write(false)), testing.AllocsPerRun(100, write(true))
+			assert.InDelta(t, written+1, allocs, 0.01, "only the new value is allocated")
+		})
+	}
+}
+
 func TestSpanWithHugeMeta(t *testing.T) {
 	const n = 200_000
 	meta := make([]payload.KV, 0, n+1)
