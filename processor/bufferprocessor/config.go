@@ -165,12 +165,19 @@ type RetryConfig struct {
 	// InitialInterval is the first wait after a failure; it doubles up to MaxInterval, with ±20%
 	// jitter. Default 1s; 1ms..1h.
 	InitialInterval time.Duration `mapstructure:"initial_interval"`
-	// MaxInterval caps the wait between attempts. Default 30s; initial_interval..1h.
+	// MaxInterval caps the wait between attempts, and so between two probes while the next
+	// consumer fails: how long after it is back deliveries may take to resume. Default 5s;
+	// initial_interval..1h.
 	MaxInterval time.Duration `mapstructure:"max_interval"`
 	// MaxElapsed, when > 0, drops a delivery (counted, reason "retry_exhausted") after retrying it
 	// for this long. Default 0: retry for as long as it takes.
 	MaxElapsed time.Duration `mapstructure:"max_elapsed"`
 }
+
+// maxIntervalDefault is retry.max_interval's default. A probe is one small attempt at a time (see
+// circuitBreaker), so probing every 5 s costs a failing Elasticsearch next to nothing, and after
+// an outage delivery resumes within about 6 s of its recovery, not up to 36 s as with 30 s.
+const maxIntervalDefault = 5 * time.Second
 
 var _ component.Config = (*Config)(nil)
 

@@ -46,7 +46,7 @@ func TestLoadConfig(t *testing.T) {
 			id: component.NewIDWithName(metadata.Type, "disk"),
 			expected: &Config{
 				Threads: 8, QueueSize: 100, WhenFull: WhenFullRefuse, Storage: configoptional.Some(disk),
-				Retry:           RetryConfig{InitialInterval: time.Second, MaxInterval: 30 * time.Second},
+				Retry:           RetryConfig{InitialInterval: time.Second, MaxInterval: 5 * time.Second},
 				ShutdownTimeout: 10 * time.Second,
 			},
 		},
@@ -58,7 +58,7 @@ func TestLoadConfig(t *testing.T) {
 					Directory: "/var/lib/tracegate/buffer", CapacityMiB: 1024, Mode: ModeWriteAhead,
 					Fsync: FsyncAlways, FsyncInterval: 50 * time.Millisecond,
 				}),
-				Retry:           RetryConfig{InitialInterval: time.Second, MaxInterval: 30 * time.Second},
+				Retry:           RetryConfig{InitialInterval: time.Second, MaxInterval: 5 * time.Second},
 				ShutdownTimeout: 10 * time.Second,
 			},
 		},

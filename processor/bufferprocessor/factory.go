@@ -35,7 +35,7 @@ func createDefaultConfig() component.Config {
 		WhenFull:      WhenFullRefuse,
 		Retry: RetryConfig{
 			InitialInterval: time.Second,
-			MaxInterval:     30 * time.Second,
+			MaxInterval:     maxIntervalDefault,
 		},
 		ShutdownTimeout: 10 * time.Second,
 	}

@@ -14,8 +14,8 @@ package e2e
 //
 // Wall time (measured 47 - 80 s, 89 s with -race; at most about 110 s): the load starts so that a
 // minute boundary falls inside the outage, after an idle wait of up to 43 s; the backlog arrives
-// 6 - 18 s after the recovery (the buffer notices it at its next probe, whose interval has grown
-// to 16 s after 30 s of failures). The window after the boundary would only end at the next
+// 3.7 - 5.5 s after the recovery (the buffer notices it at its next probe, at most
+// retry.max_interval, 5 s, +20 % after the last; with 30 s it was 6 - 18 s). The window after the boundary would only end at the next
 // minute; instead of waiting up to a minute for it, the test stops tracegate cleanly, which
 // exports the open windows into the buffer, and starts it again, which delivers them (as
 // TestAPMOverlay checks on its own).
