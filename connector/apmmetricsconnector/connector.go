@@ -218,6 +218,7 @@ func (c *apmMetrics) flush(ctx context.Context, all []*pendingSums, reason attri
 		c.telemetry.ConnectorApmmetricsFlushes.Add(ctx, 1, metric.WithAttributeSet(reason))
 		if err := c.store.ConsumeMetrics(client.NewContext(ctx, p.info), md); err != nil {
 			c.telemetry.ConnectorApmmetricsFlushFailures.Add(ctx, 1)
+			c.telemetry.ConnectorApmmetricsLostSeries.Add(ctx, int64(n))
 			c.logger.Error("the aggregation store refused the summed metrics; their counts are lost",
 				zap.Int("series", n), zap.Error(err))
 		}

@@ -2,6 +2,7 @@ package apmmetricsconnector
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -17,9 +18,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tracegate/tracegate/connector/apmmetricsconnector/internal/metadata"
+	"github.com/tracegate/tracegate/connector/apmmetricsconnector/internal/metadatatest"
 )
 
 // recordingStore stands for the aggregation store: it keeps every flush and its client metadata.
@@ -27,6 +33,7 @@ type recordingStore struct {
 	component.StartFunc
 	component.ShutdownFunc
 	mu      sync.Mutex
+	refuse  error // when set, every flush is refused with it
 	flushes []pmetric.Metrics
 	tenants []string
 }
@@ -36,6 +43,9 @@ func (s *recordingStore) Capabilities() consumer.Capabilities { return consumer.
 func (s *recordingStore) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.refuse != nil {
+		return s.refuse
+	}
 	s.flushes = append(s.flushes, md)
 	s.tenants = append(s.tenants, firstOf(client.FromContext(ctx).Metadata.Get("x-tenant")))
 	return nil
@@ -318,6 +328,32 @@ func TestFlushes(t *testing.T) {
 		require.NoError(t, c.Shutdown(t.Context()))
 		assert.Len(t, store.all(), 1, "nothing left to flush at shutdown")
 	})
+}
+
+// A store that refuses a hand-over loses its counts: the flush, the series it held and an error
+// line say so.
+func TestStoreRefusalIsCountedAndLogged(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	core, logs := observer.New(zap.ErrorLevel)
+	set := metadatatest.NewSettings(tel)
+	set.ID, set.Logger = component.NewID(metadata.Type), zap.New(core)
+	store := &recordingStore{refuse: errors.New("disk full")}
+	c, err := newWithStore(set, createDefaultConfig(), store)
+	require.NoError(t, err)
+	c.sink.set(consumertest.NewNop())
+
+	td := ptrace.NewTraces()
+	span(t, td, "checkout", transactionAttrs, nil) // a transaction: 6 series
+	c.countTraces(t.Context(), td)
+	require.NoError(t, c.Shutdown(t.Context()))
+
+	metadatatest.AssertEqualConnectorApmmetricsFlushFailures(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorApmmetricsLostSeries(t, tel, []metricdata.DataPoint[int64]{{Value: 6}}, metricdatatest.IgnoreTimestamp())
+	lines := logs.FilterMessageSnippet("the aggregation store refused").All()
+	require.Len(t, lines, 1)
+	assert.Equal(t, int64(6), lines[0].ContextMap()["series"])
+	assert.Equal(t, "disk full", lines[0].ContextMap()["error"])
 }
 
 // Client metadata named in aggregation.metadata_keys splits the sums: each flush carries its

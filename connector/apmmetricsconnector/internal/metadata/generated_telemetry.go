@@ -32,6 +32,7 @@ type TelemetryBuilder struct {
 	ConnectorApmmetricsFlushes            metric.Int64Counter
 	ConnectorApmmetricsInvalidTracestates metric.Int64Counter
 	ConnectorApmmetricsLogRecords         metric.Int64Counter
+	ConnectorApmmetricsLostSeries         metric.Int64Counter
 	ConnectorApmmetricsPendingSeries      metric.Int64ObservableGauge
 	ConnectorApmmetricsSpans              metric.Int64Counter
 	ConnectorApmmetricsUncountedItems     metric.Int64Counter
@@ -113,6 +114,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol.connector.apmmetrics.log_records",
 		metric.WithDescription("Log records counted into the service summary. [Alpha]"),
 		metric.WithUnit("{record}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorApmmetricsLostSeries, err = builder.meter.Int64Counter(
+		"otelcol.connector.apmmetrics.lost_series",
+		metric.WithDescription("Summed series (data points) lost with the hand-overs the aggregation store refused. [Alpha]"),
+		metric.WithUnit("{series}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ConnectorApmmetricsPendingSeries, err = builder.meter.Int64ObservableGauge(

@@ -28,6 +28,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorApmmetricsFlushes.Add(context.Background(), 1)
 	tb.ConnectorApmmetricsInvalidTracestates.Add(context.Background(), 1)
 	tb.ConnectorApmmetricsLogRecords.Add(context.Background(), 1)
+	tb.ConnectorApmmetricsLostSeries.Add(context.Background(), 1)
 	tb.ConnectorApmmetricsSpans.Add(context.Background(), 1)
 	tb.ConnectorApmmetricsUncountedItems.Add(context.Background(), 1)
 	AssertEqualConnectorApmmetricsFlushFailures(t, testTel,
@@ -40,6 +41,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorApmmetricsLogRecords(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorApmmetricsLostSeries(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorApmmetricsPendingSeries(t, testTel,
