@@ -1,7 +1,6 @@
 package apmmetricsconnector
 
 import (
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatautil"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/sampling"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -31,15 +30,21 @@ func newCounter(customSpan, customResource []string, instance string) counter {
 	return c
 }
 
-// resourcesOf returns the sums of the resource's two kept attribute sets.
+// resourcesOf returns the sums of the resource's two kept attribute sets. Their attribute maps
+// are built only for a resource new to the sums: most requests come from known ones.
 func (c *counter) resourcesOf(s *sums, res pcommon.Map) [2]*resourceSums {
 	var out [2]*resourceSums
+	src := &mapSource{res}
 	for set, specs := range c.resources {
-		attrs := buildAttrs(specs, &mapSource{res}, 1)
+		c.key = resourceKey(c.key[:0], specs, src)
+		if out[set] = s.resource(c.key); out[set] != nil {
+			continue
+		}
+		attrs := buildAttrs(specs, src, 1)
 		if c.instance != "" {
 			attrs.PutStr(instanceKey, c.instance)
 		}
-		out[set] = s.resource(pdatautil.MapHash(attrs), attrs)
+		out[set] = s.addResource(c.key, attrs)
 	}
 	return out
 }
@@ -58,7 +63,9 @@ const (
 type spanFacts struct {
 	attrs    pcommon.Map
 	isRoot   pcommon.Value
-	name     pcommon.Value
+	span     ptrace.Span
+	name     pcommon.Value // the span's name, made when a metric first reads it (nameMade)
+	nameMade bool
 	vals     []pcommon.Value
 	known    []lookup
 	count    int64   // the adjusted count: how many spans this sampled one stands for
@@ -70,6 +77,9 @@ func (f *spanFacts) value(spec attrSpec) (pcommon.Value, bool) {
 	case transactionRoot:
 		return f.isRoot, true
 	case spanName:
+		if !f.nameMade {
+			f.name, f.nameMade = pcommon.NewValueStr(f.span.Name()), true
+		}
 		return f.name, true
 	}
 	switch f.known[spec.slot] {
@@ -125,7 +135,7 @@ func (c *counter) addSpan(s *sums, res [2]*resourceSums, span ptrace.Span) bool 
 	f := &c.facts
 	f.attrs = span.Attributes()
 	f.isRoot = rootValues[boolIndex(span.ParentSpanID().IsEmpty())]
-	f.name = pcommon.NewValueStr(span.Name())
+	f.span, f.nameMade = span, false
 	f.count = int64(adjusted)
 	f.duration = float64(span.EndTimestamp().AsTime().Sub(span.StartTimestamp().AsTime()).Microseconds())
 	clear(f.known)

@@ -45,22 +45,42 @@ type resourceSums struct {
 
 // sums are the series summed since the last flush.
 type sums struct {
-	resources map[[16]byte]*resourceSums
-	order     []*resourceSums // as they first arrived (the store's resource limit keeps the first)
+	resources map[string]*resourceSums // by resourceKey
+	order     []*resourceSums          // as they first arrived (the store's resource limit keeps the first)
 	n         int
 }
 
-func newSums() *sums { return &sums{resources: map[[16]byte]*resourceSums{}} }
+func newSums() *sums { return &sums{resources: map[string]*resourceSums{}} }
 
-// resource returns the sums of the resource whose kept attributes are attrs (hashed as id).
-func (s *sums) resource(id [16]byte, attrs pcommon.Map) *resourceSums {
-	r, ok := s.resources[id]
-	if !ok {
-		r = &resourceSums{attrs: attrs}
-		s.resources[id] = r
-		s.order = append(s.order, r)
-	}
+// resource returns the sums of the resource whose kept attributes key encodes (resourceKey), or
+// nil when it has none yet.
+func (s *sums) resource(key []byte) *resourceSums { return s.resources[string(key)] }
+
+// addResource adds the sums of the resource with the kept attributes attrs, encoded as key.
+func (s *sums) addResource(key []byte, attrs pcommon.Map) *resourceSums {
+	r := &resourceSums{attrs: attrs}
+	s.resources[string(key)] = r
+	s.order = append(s.order, r)
 	return r
+}
+
+// resourceKey appends the kept attributes specs select from src to key, each key with its value
+// in spec order: two attribute sets that keep the same attributes get the same key (and share
+// their sums, as signaltometrics' resource hash has them), others differ.
+func resourceKey(key []byte, specs []attrSpec, src valueSource) []byte {
+	for _, spec := range specs {
+		v, found := src.value(spec)
+		if !found {
+			if !spec.hasDef {
+				continue
+			}
+			v = spec.def
+		}
+		key = binary.AppendUvarint(key, uint64(len(spec.key)))
+		key = append(key, spec.key...)
+		key = appendValue(key, v)
+	}
+	return key
 }
 
 // seriesFor returns the series of metric m with the attributes encoded in key, made with
@@ -191,6 +211,15 @@ func (s *mapSource) value(spec attrSpec) (pcommon.Value, bool) { return s.m.Get(
 // appendKey appends the identity of the attributes specs select (each value with its type) to
 // key; ok is false when a required one is missing, and the item is then not counted in the metric.
 func appendKey(key []byte, specs []attrSpec, src valueSource) ([]byte, bool) {
+	// The required attributes first: an item that lacks one is not read further (most spans are
+	// no exit spans, and the span name the destination metrics start with costs a new value).
+	for _, spec := range specs {
+		if spec.required && spec.source == fromSpan {
+			if _, found := src.value(spec); !found {
+				return key, false
+			}
+		}
+	}
 	for _, spec := range specs {
 		v, found := src.value(spec)
 		switch {
