@@ -315,8 +315,19 @@ func (c *apmMetrics) uncounted(ctx context.Context, n int) {
 		zap.Int("items", n))
 }
 
-// countTraces counts the spans into the pending sums.
-func (c *apmMetrics) countTraces(ctx context.Context, td ptrace.Traces) {
+// refusedAfterCounting reports counted items the next consumer then refused (err): their
+// client's retry will be counted again.
+func (c *apmMetrics) refusedAfterCounting(ctx context.Context, counted int64, err error) {
+	if err == nil || counted == 0 {
+		return
+	}
+	c.telemetry.ConnectorApmmetricsRefusedItems.Add(ctx, counted)
+	c.logger.Debug("the next consumer refused items already counted; a retry counts them again",
+		zap.Int64("items", counted), zap.Error(err))
+}
+
+// countTraces counts the spans into the pending sums and returns how many it counted.
+func (c *apmMetrics) countTraces(ctx context.Context, td ptrace.Traces) int64 {
 	var spans, invalid int64
 	c.count(ctx, td.SpanCount, func(s *sums) {
 		for _, rs := range td.ResourceSpans().All() {
@@ -336,10 +347,11 @@ func (c *apmMetrics) countTraces(ctx context.Context, td ptrace.Traces) {
 		c.telemetry.ConnectorApmmetricsInvalidTracestates.Add(ctx, invalid)
 		c.logger.Debug("spans with a tracestate that could not be parsed were counted once", zap.Int64("spans", invalid))
 	}
+	return spans
 }
 
-// countLogs counts the log records into the service summary.
-func (c *apmMetrics) countLogs(ctx context.Context, ld plog.Logs) {
+// countLogs counts the log records into the service summary and returns how many it counted.
+func (c *apmMetrics) countLogs(ctx context.Context, ld plog.Logs) int64 {
 	var n int64
 	c.count(ctx, ld.LogRecordCount, func(s *sums) {
 		for _, rl := range ld.ResourceLogs().All() {
@@ -353,4 +365,5 @@ func (c *apmMetrics) countLogs(ctx context.Context, ld plog.Logs) {
 		}
 	})
 	c.telemetry.ConnectorApmmetricsLogRecords.Add(ctx, n)
+	return n
 }

@@ -18,8 +18,10 @@ type tracesForwarder struct {
 }
 
 func (f *tracesForwarder) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	f.countTraces(ctx, td)
-	return f.next.ConsumeTraces(ctx, td)
+	counted := f.countTraces(ctx, td)
+	err := f.next.ConsumeTraces(ctx, td)
+	f.refusedAfterCounting(ctx, counted, err)
+	return err
 }
 
 // Capabilities are the next consumer's: the batch is its once counted, so a pipeline with no
@@ -33,8 +35,10 @@ type logsForwarder struct {
 }
 
 func (f *logsForwarder) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
-	f.countLogs(ctx, ld)
-	return f.next.ConsumeLogs(ctx, ld)
+	counted := f.countLogs(ctx, ld)
+	err := f.next.ConsumeLogs(ctx, ld)
+	f.refusedAfterCounting(ctx, counted, err)
+	return err
 }
 
 func (f *logsForwarder) Capabilities() consumer.Capabilities { return f.next.Capabilities() }

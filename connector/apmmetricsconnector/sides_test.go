@@ -2,6 +2,7 @@ package apmmetricsconnector
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -33,7 +35,7 @@ type sides struct {
 
 // makeSides creates the named sides of one connector; their output goes to the sinks.
 func makeSides(t *testing.T, set connector.Settings, cfg component.Config, names []string,
-	spans *consumertest.TracesSink, records *consumertest.LogsSink, out consumer.Metrics,
+	spans consumer.Traces, records consumer.Logs, out consumer.Metrics,
 ) sides {
 	t.Helper()
 	f := NewFactory()
@@ -150,6 +152,32 @@ func TestSidesHandOnAndCount(t *testing.T) {
 	assert.Len(t, spans.AllTraces(), 2)
 	metadatatest.AssertEqualConnectorApmmetricsUncountedItems(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
 	metadatatest.AssertEqualConnectorApmmetricsSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+}
+
+// Items counted, then refused by the next consumer (a full buffer), are reported: the client's
+// retry counts them again. Accepted ones and refusals of nothing counted are not.
+func TestRefusedAfterCountingIsReported(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := metadatatest.NewSettings(tel)
+	set.ID = component.NewID(metadata.Type)
+	full := consumererror.NewRetryableError(errors.New("the buffer is full"))
+	s := makeSides(t, set, createDefaultConfig(), []string{tracesToTraces, logsToLogs, metricsToMetrics},
+		consumertest.NewErr(full), consumertest.NewErr(full), consumertest.NewNop())
+	require.NoError(t, s.start(t))
+
+	td := ptrace.NewTraces()
+	span(t, td, "checkout", transactionAttrs, nil)
+	span(t, td, "checkout", exitAttrs, nil)
+	require.ErrorIs(t, s.traces.ConsumeTraces(t.Context(), td), full, "the refusal reaches the client")
+	ld := plog.NewLogs()
+	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("paid")
+	require.ErrorIs(t, s.logs.ConsumeLogs(t.Context(), ld), full)
+	require.Error(t, s.traces.ConsumeTraces(t.Context(), ptrace.NewTraces()), "an empty batch: nothing counted, nothing reported")
+
+	metadatatest.AssertEqualConnectorApmmetricsRefusedItems(t, tel, []metricdata.DataPoint[int64]{{Value: 3}}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualConnectorApmmetricsSpans(t, tel, []metricdata.DataPoint[int64]{{Value: 2}}, metricdatatest.IgnoreTimestamp())
+	s.shutdown(t)
 }
 
 // summaryCount sums the service_summary counts of service at interval in mds.

@@ -2,7 +2,8 @@ package e2e
 
 // What the aggregated counts become when the buffer refuses: the connector counts each batch and
 // then hands it to the buffer, the count stands whatever the buffer answered, and the client's
-// retry of a refused batch is counted again. The test
+// retry of a refused batch is counted again (and reported in
+// otelcol_connector_apmmetrics_refused_items_total). The test
 // measures it through the binary: Elasticsearch down, a buffer small enough to fill, requests
 // sent until some are refused, then each refused one sent again once Elasticsearch is back.
 
@@ -149,5 +150,9 @@ func TestAPMRefusedBatchesAreCountedAgain(t *testing.T) {
 	if overCount != attempts*refusedSpansPerRequest {
 		t.Errorf("service_summary counted %d spans more than were stored, want %d (every refused attempt's spans once more)",
 			overCount, attempts*refusedSpansPerRequest)
+	}
+	// The collector's own telemetry states the over-count.
+	if reported := metricSum(t, g, "otelcol_connector_apmmetrics_refused_items_total"); int(reported) != overCount {
+		t.Errorf("otelcol_connector_apmmetrics_refused_items_total = %v, want the over-count %d", reported, overCount)
 	}
 }

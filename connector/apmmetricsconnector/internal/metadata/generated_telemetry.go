@@ -34,6 +34,7 @@ type TelemetryBuilder struct {
 	ConnectorApmmetricsLogRecords         metric.Int64Counter
 	ConnectorApmmetricsLostSeries         metric.Int64Counter
 	ConnectorApmmetricsPendingSeries      metric.Int64ObservableGauge
+	ConnectorApmmetricsRefusedItems       metric.Int64Counter
 	ConnectorApmmetricsSpans              metric.Int64Counter
 	ConnectorApmmetricsUncountedItems     metric.Int64Counter
 }
@@ -126,6 +127,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol.connector.apmmetrics.pending_series",
 		metric.WithDescription("Metric series summed in memory, not yet handed to the aggregation store. [Alpha]"),
 		metric.WithUnit("{series}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ConnectorApmmetricsRefusedItems, err = builder.meter.Int64Counter(
+		"otelcol.connector.apmmetrics.refused_items",
+		metric.WithDescription("Spans and log records counted, then refused by the next consumer (a full buffer): the client's retry is counted again, so the aggregated metrics over-count by this many. [Alpha]"),
+		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ConnectorApmmetricsSpans, err = builder.meter.Int64Counter(

@@ -29,6 +29,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ConnectorApmmetricsInvalidTracestates.Add(context.Background(), 1)
 	tb.ConnectorApmmetricsLogRecords.Add(context.Background(), 1)
 	tb.ConnectorApmmetricsLostSeries.Add(context.Background(), 1)
+	tb.ConnectorApmmetricsRefusedItems.Add(context.Background(), 1)
 	tb.ConnectorApmmetricsSpans.Add(context.Background(), 1)
 	tb.ConnectorApmmetricsUncountedItems.Add(context.Background(), 1)
 	AssertEqualConnectorApmmetricsFlushFailures(t, testTel,
@@ -47,6 +48,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorApmmetricsPendingSeries(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualConnectorApmmetricsRefusedItems(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualConnectorApmmetricsSpans(t, testTel,
