@@ -2,7 +2,6 @@ package bufferprocessor
 
 import (
 	"context"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -13,11 +12,9 @@ import (
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/tracegate/tracegate/connector/apmmetricsconnector"
-	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 	"github.com/tracegate/tracegate/processor/elasticmappingprocessor"
 )
 
@@ -69,13 +66,7 @@ func BenchmarkAPMPathCPU(b *testing.B) {
 	defer func() { require.NoError(b, enrich.Shutdown(ctx)) }()
 	apm := mapping(true, enrich)
 
-	rng := rand.New(rand.NewPCG(1, 2))
-	requests := make([][]byte, 64)
-	for i := range requests {
-		td := loadgen.OTLPTraces(loadgen.NewTrace(rng, []string{"checkout", "cart", "inventory"}[i%3], 10, time.Now()))
-		requests[i], err = (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
-		require.NoError(b, err)
-	}
+	requests := otlpRequests(b, tracegenTraces(64))
 	p, a := alternateCPUPerSpan(b,
 		func(n int) time.Duration { return sendOTLPRequests(b, plain, plainOut, requests, n) },
 		func(n int) time.Duration { return sendOTLPRequests(b, apm, apmOut, requests, n) })
