@@ -131,7 +131,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ConnectorApmmetricsRefusedItems, err = builder.meter.Int64Counter(
 		"otelcol.connector.apmmetrics.refused_items",
-		metric.WithDescription("Spans and log records counted, then refused by the next consumer (a full buffer): the client's retry is counted again, so the aggregated metrics over-count by this many. [Alpha]"),
+		metric.WithDescription("Spans and log records counted, then refused by the next consumer (a full buffer): not stored, and a client's retry is counted again, so the aggregated metrics over-count by this many. [Alpha]"),
 		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)

@@ -118,7 +118,7 @@ func AssertEqualConnectorApmmetricsPendingSeries(t *testing.T, tt *componenttest
 func AssertEqualConnectorApmmetricsRefusedItems(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol.connector.apmmetrics.refused_items",
-		Description: "Spans and log records counted, then refused by the next consumer (a full buffer): the client's retry is counted again, so the aggregated metrics over-count by this many. [Alpha]",
+		Description: "Spans and log records counted, then refused by the next consumer (a full buffer): not stored, and a client's retry is counted again, so the aggregated metrics over-count by this many. [Alpha]",
 		Unit:        "{item}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
