@@ -3,14 +3,12 @@ package bufferprocessor
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/processor/processortest"
 
@@ -29,29 +27,13 @@ import (
 func BenchmarkAPMPathCPU(b *testing.B) {
 	url := startFakeES(b)
 	ctx := context.Background()
-	newBuffer := func() (*harness, *countingConsumer) {
-		exp := newCountingConsumer(newBenchESExporterWith(b, url, map[string]any{"traces_dynamic_id": map[string]any{"enabled": true}}))
-		cfg := memCfg()
-		cfg.Threads, cfg.QueueSize, cfg.MaxBatchItems = pipelineProducers, 10_000, 2048
-		return startB(b, cfg, exp), exp
-	}
-	mapping := func(apm bool, next consumer.Traces) consumer.Traces {
-		f := elasticmappingprocessor.NewFactory()
-		p, err := f.CreateTraces(ctx, processortest.NewNopSettings(f.Type()),
-			&elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: true, APMInputs: apm}, next)
-		require.NoError(b, err)
-		return p
-	}
-	plainBuffer, plainOut := newBuffer()
-	defer plainBuffer.shutdownB(b)
-	plain := mapping(false, plainBuffer.p)
+	plain := defaultTracePath(b, url, true)
 
-	apmBuffer, apmOut := newBuffer()
-	defer apmBuffer.shutdownB(b)
+	apmBuffer, apmOut := bufferedExporter(b, url, true)
 	cf := apmmetricsconnector.NewFactory()
 	set := connector.Settings{ID: component.NewID(cf.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo()}
 	cfg := cf.CreateDefaultConfig() // one config: the sides of one instance
-	counter, err := cf.CreateTracesToTraces(ctx, set, cfg, apmBuffer.p)
+	counter, err := cf.CreateTracesToTraces(ctx, set, cfg, apmBuffer)
 	require.NoError(b, err)
 	aggregates, err := cf.CreateMetricsToMetrics(ctx, set, cfg, consumertest.NewNop())
 	require.NoError(b, err)
@@ -64,12 +46,12 @@ func BenchmarkAPMPathCPU(b *testing.B) {
 	require.NoError(b, err)
 	require.NoError(b, enrich.Start(ctx, componenttest.NewNopHost()))
 	defer func() { require.NoError(b, enrich.Shutdown(ctx)) }()
-	apm := mapping(true, enrich)
+	apmCfg := elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: true, APMInputs: true}
+	apm := tracePath{in: mappingTo(b, apmCfg, enrich), out: apmOut}
 
-	requests := otlpRequests(b, tracegenTraces(64))
-	p, a := alternateCPUPerSpan(b,
-		func(n int) time.Duration { return sendOTLPRequests(b, plain, plainOut, requests, n) },
-		func(n int) time.Duration { return sendOTLPRequests(b, apm, apmOut, requests, n) })
+	plain.reqs = otlpRequests(b, tracegenTraces(64))
+	apm.reqs = plain.reqs
+	p, a := alternateCPUPerSpan(b, plain, apm)
 	b.ReportMetric(p, "cpu-ns/span-default")
 	b.ReportMetric(a, "cpu-ns/span-apm")
 	b.ReportMetric(a/p, "apm/default")

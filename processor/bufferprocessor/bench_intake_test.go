@@ -30,68 +30,83 @@ import (
 // protobuf: the bound on how close to OTLP/HTTP's rate any intake decoder can bring it.
 func BenchmarkIntakeShapeCPU(b *testing.B) {
 	url := startFakeES(b)
-	otlpIn, otlpOut := defaultTracePath(b, url, true)
-	intakeIn, intakeOut := defaultTracePath(b, url, true)
-
-	otlpReqs, intakeReqs := shapedRequests(b, 64)
-	o, i := alternateCPUPerSpan(b,
-		func(n int) time.Duration { return sendOTLPRequests(b, otlpIn, otlpOut, otlpReqs, n) },
-		func(n int) time.Duration { return sendOTLPRequests(b, intakeIn, intakeOut, intakeReqs, n) })
+	otlp, intake := defaultTracePath(b, url, true), defaultTracePath(b, url, true)
+	otlp.reqs, intake.reqs = shapedRequests(b, 64)
+	o, i := alternateCPUPerSpan(b, otlp, intake)
 	b.ReportMetric(o, "cpu-ns/span-otlp")
 	b.ReportMetric(i, "cpu-ns/span-intake-shaped")
 	b.ReportMetric(o/i, "rate-intake/otlp")
 }
 
-// alternateCPUPerSpan sends b.N requests of 10 spans through each of two paths, in alternating
-// chunks after a warm-up so that both see the same machine, and returns each one's CPU per span.
-func alternateCPUPerSpan(b *testing.B, first, second func(n int) time.Duration) (firstNs, secondNs float64) {
+// tracePath is a trace pipeline behind the receiver: its first consumer, its counted last one,
+// and the OTLP requests of 10 spans a benchmark sends through it.
+type tracePath struct {
+	in   consumer.Traces
+	out  *countingConsumer
+	reqs [][]byte
+}
+
+// alternateCPUPerSpan sends b.N requests through each of two paths, in alternating chunks after a
+// warm-up so that both see the same machine, and returns each one's CPU per span.
+func alternateCPUPerSpan(b *testing.B, first, second tracePath) (firstNs, secondNs float64) {
 	const chunk = 512
-	first(256)
-	second(256)
+	first.send(b, 256)
+	second.send(b, 256)
 	var firstCPU, secondCPU time.Duration
 	var spans int64
 	b.ResetTimer()
 	for done := 0; done < b.N; done += chunk {
 		n := min(chunk, b.N-done)
-		firstCPU += first(n)
-		secondCPU += second(n)
+		firstCPU += first.send(b, n)
+		secondCPU += second.send(b, n)
 		spans += int64(n * 10)
 	}
 	b.StopTimer()
 	return float64(firstCPU.Nanoseconds()) / float64(spans), float64(secondCPU.Nanoseconds()) / float64(spans)
 }
 
-// sendOTLPRequests decodes n requests of 10 spans from reqs (OTLP protobuf) and hands them to
-// next from pipelineProducers goroutines, as the OTLP receiver would; it returns the process CPU
-// they took until out counted every span.
-func sendOTLPRequests(b *testing.B, next consumer.Traces, out *countingConsumer, reqs [][]byte, n int) time.Duration {
-	want := out.count() + int64(n*10)
+// send decodes n of the path's requests (OTLP protobuf) and hands them to its first consumer from
+// pipelineProducers goroutines, as the OTLP receiver would; it returns the process CPU they took
+// until the last consumer counted every span.
+func (p tracePath) send(b *testing.B, n int) time.Duration {
+	want := p.out.count() + int64(n*10)
 	c0 := processCPU(b)
 	produceItems(b, func(ctx context.Context, req []byte) error {
 		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(req)
 		if err != nil {
 			return err
 		}
-		return next.ConsumeTraces(ctx, td)
-	}, reqs, n)
-	out.waitSpans(want)
+		return p.in.ConsumeTraces(ctx, td)
+	}, p.reqs, n)
+	p.out.waitSpans(want)
 	return processCPU(b) - c0
 }
 
 // defaultTracePath is configs/default.yaml's trace path into the fake Elasticsearch at url: the
 // mapping with document ids (or, with ids false, without), the buffer in memory mode, the
-// exporter (counted).
-func defaultTracePath(b *testing.B, url string, ids bool) (consumer.Traces, *countingConsumer) {
+// exporter (counted). Its requests are the caller's to set.
+func defaultTracePath(b *testing.B, url string, ids bool) tracePath {
+	buffer, out := bufferedExporter(b, url, ids)
+	return tracePath{in: mappingTo(b, elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: ids}, buffer), out: out}
+}
+
+// bufferedExporter is the buffer in memory mode in front of the exporter (counted) into the fake
+// Elasticsearch at url, with or without document ids; it is shut down with the benchmark.
+func bufferedExporter(b *testing.B, url string, ids bool) (consumer.Traces, *countingConsumer) {
 	exp := newCountingConsumer(newBenchESExporterWith(b, url, map[string]any{"traces_dynamic_id": map[string]any{"enabled": ids}}))
 	cfg := memCfg()
 	cfg.Threads, cfg.QueueSize, cfg.MaxBatchItems = pipelineProducers, 10_000, 2048
 	h := startB(b, cfg, exp)
 	b.Cleanup(func() { h.shutdownB(b) })
+	return h.p, exp
+}
+
+// mappingTo is an elasticmapping processor with cfg in front of next.
+func mappingTo(b *testing.B, cfg elasticmappingprocessor.Config, next consumer.Traces) consumer.Traces {
 	f := elasticmappingprocessor.NewFactory()
-	p, err := f.CreateTraces(b.Context(), processortest.NewNopSettings(f.Type()),
-		&elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: ids}, h.p)
+	p, err := f.CreateTraces(b.Context(), processortest.NewNopSettings(f.Type()), &cfg, next)
 	require.NoError(b, err)
-	return p, exp
+	return p
 }
 
 // tracegenTraces returns n traces of 10 spans as tracegen makes them for make bench, always the

@@ -312,12 +312,10 @@ func (s *sinkCount) waitSpans(want int64) { s.counter.waitSpans(want) }
 // what make bench would show.
 func BenchmarkDocumentIDsCPU(b *testing.B) {
 	url := startFakeES(b)
-	withIn, withOut := defaultTracePath(b, url, true)
-	withoutIn, withoutOut := defaultTracePath(b, url, false)
-	reqs := otlpRequests(b, tracegenTraces(64))
-	without, with := alternateCPUPerSpan(b,
-		func(n int) time.Duration { return sendOTLPRequests(b, withoutIn, withoutOut, reqs, n) },
-		func(n int) time.Duration { return sendOTLPRequests(b, withIn, withOut, reqs, n) })
+	withIDs, withoutIDs := defaultTracePath(b, url, true), defaultTracePath(b, url, false)
+	withIDs.reqs = otlpRequests(b, tracegenTraces(64))
+	withoutIDs.reqs = withIDs.reqs
+	without, with := alternateCPUPerSpan(b, withoutIDs, withIDs)
 	b.ReportMetric(without, "cpu-ns/span-without-ids")
 	b.ReportMetric(with, "cpu-ns/span-with-ids")
 	b.ReportMetric(with-without, "cpu-ns/span-added")
