@@ -25,6 +25,9 @@ const DocumentIDAttribute = "elasticsearch.document_id"
 // span by the conventions.
 const spanIDLen = 2 * (len(pcommon.TraceID{}) + len(pcommon.SpanID{}))
 
+// idScratch holds a span's id, then one of its events' ("." and the event's position).
+type idScratch [spanIDLen + 1 + 20]byte
+
 // setScopeDocumentIDs sets the document id on each span of spans and, in otel mode (events), on
 // each of its span events (the span's id with the event's position: otel mode indexes each span
 // event as a document of its own). A span without a trace or span id keeps Elasticsearch's
@@ -32,7 +35,7 @@ const spanIDLen = 2 * (len(pcommon.TraceID{}) + len(pcommon.SpanID{}))
 func setScopeDocumentIDs(spans ptrace.SpanSlice, events bool) {
 	var ids strings.Builder
 	ids.Grow(spans.Len() * spanIDLen)
-	var b [spanIDLen + 1 + 20]byte
+	var b idScratch
 	for _, span := range spans.All() {
 		if !hasDocumentID(span) {
 			continue
@@ -67,7 +70,7 @@ func eventCount(span ptrace.Span, events bool) int {
 }
 
 // spanDocumentID writes the span's id into b and returns it.
-func spanDocumentID(b *[spanIDLen + 1 + 20]byte, span ptrace.Span) []byte {
+func spanDocumentID(b *idScratch, span ptrace.Span) []byte {
 	tid, sid := span.TraceID(), span.SpanID()
 	hex.Encode(b[:32], tid[:])
 	hex.Encode(b[32:spanIDLen], sid[:])
@@ -75,7 +78,7 @@ func spanDocumentID(b *[spanIDLen + 1 + 20]byte, span ptrace.Span) []byte {
 }
 
 // eventDocumentID is the id of event i of the span whose id b holds.
-func eventDocumentID(b *[spanIDLen + 1 + 20]byte, i int) []byte {
+func eventDocumentID(b *idScratch, i int) []byte {
 	b[spanIDLen] = '.'
 	return strconv.AppendInt(b[:spanIDLen+1], int64(i), 10)
 }
