@@ -149,6 +149,14 @@ func semconvRule(k string) tagRule {
 		return renameTyped("server.port", typeInt)
 	case "network.destination.ip", "peer.ipv4", "peer.ipv6":
 		return rename("network.peer.address")
+
+	// Integers of the conventions a tracer sent under their OpenTelemetry names (OpenTelemetry API
+	// bridges, user tags): numbers travel as doubles in metrics and as strings in meta, and
+	// Elastic's enrichment, for one, reads only an integer status code.
+	case "http.response.status_code", "http.request.body.size", "http.response.body.size",
+		"server.port", "client.port", "network.peer.port", "network.local.port",
+		"rpc.grpc.status_code", "messaging.batch.message_count", "thread.id", "code.line.number":
+		return renameTyped(k, typeInt)
 	case "tracestate":
 		return tagRule{action: tagTraceState}
 

@@ -50,6 +50,9 @@ func TestSemconvTagTable(t *testing.T) {
 		{"http.method", "PURGE", "", "", map[string]any{"http.request.method": "_OTHER", "http.request.method_original": "PURGE"}},
 		{"http.status_code", "404", "", "", map[string]any{"http.response.status_code": int64(404)}},
 		{"http.status_code", "n/a", "", "", map[string]any{"http.response.status_code": "n/a"}},
+		{"http.response.status_code", "503", "", "", map[string]any{"http.response.status_code": int64(503)}},
+		{"http.request.body.size", "512", "", "", map[string]any{"http.request.body.size": int64(512)}},
+		{"http.response.body.size", "2048", "", "", map[string]any{"http.response.body.size": int64(2048)}},
 		{"http.url", "https://shop:8443/cart?id=1#top", "client", "", map[string]any{"url.full": "https://shop:8443/cart?id=1#top", "server.address": "shop", "server.port": int64(8443)}},
 		{"http.url", "https://shop:8443/cart?id=1#top", "server", "", map[string]any{"url.scheme": "https", "url.path": "/cart", "url.query": "id=1"}},
 		{"http.url", "/cart?id=1", "server", "", map[string]any{"url.path": "/cart", "url.query": "id=1"}},
@@ -152,6 +155,15 @@ func TestSemconvTagTable(t *testing.T) {
 		{"out.port", "5432", "", "", map[string]any{"server.port": int64(5432)}},
 		{"network.destination.port", "5432", "", "", map[string]any{"server.port": int64(5432)}},
 		{"peer.port", "5432", "", "", map[string]any{"server.port": int64(5432)}},
+		{"server.port", "8443", "", "", map[string]any{"server.port": int64(8443)}},
+		{"client.port", "50123", "", "", map[string]any{"client.port": int64(50123)}},
+		{"network.peer.port", "5432", "", "", map[string]any{"network.peer.port": int64(5432)}},
+		{"network.local.port", "8080", "", "", map[string]any{"network.local.port": int64(8080)}},
+		{"rpc.grpc.status_code", "5", "", "", map[string]any{"rpc.grpc.status_code": int64(5)}},
+		{"messaging.batch.message_count", "10", "", "", map[string]any{"messaging.batch.message_count": int64(10)}},
+		{"thread.id", "17", "", "", map[string]any{"thread.id": int64(17)}},
+		{"code.line.number", "42", "", "", map[string]any{"code.line.number": int64(42)}},
+		{"thread.id", "main", "", "", map[string]any{"thread.id": "main"}},
 		{"network.destination.ip", "10.0.0.2", "", "", map[string]any{"network.peer.address": "10.0.0.2"}},
 		{"peer.ipv4", "10.0.0.2", "", "", map[string]any{"network.peer.address": "10.0.0.2"}},
 		{"peer.ipv6", "::1", "", "", map[string]any{"network.peer.address": "::1"}},
@@ -216,6 +228,9 @@ func TestSemconvMetricsTyped(t *testing.T) {
 		{Key: "cart.total", Value: 12.5},
 		{Key: "kafka.tombstone", Value: 1},
 		{Key: "http.url", Value: 7}, // nonsense, but a tracer may send it
+		{Key: "server.port", Value: 5432},
+		{Key: "thread.id", Value: 17},
+		{Key: "network.peer.port", Value: 0.5}, // not an integer: stays what it was sent as
 	}})
 	assert.Equal(t, map[string]any{
 		"http.response.status_code":          int64(503),
@@ -226,6 +241,9 @@ func TestSemconvMetricsTyped(t *testing.T) {
 		"cart.total":                         12.5,
 		"messaging.kafka.message.tombstone":  true,
 		"url.full":                           "7",
+		"server.port":                        int64(5432),
+		"thread.id":                          int64(17),
+		"network.peer.port":                  0.5,
 	}, userAttributes(span))
 }
 
