@@ -1,7 +1,10 @@
 package bufferprocessor
 
 import (
+	"bytes"
 	"context"
+	"net"
+	"net/http"
 	"testing"
 
 	"github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor"
@@ -10,25 +13,53 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/tracegate/tracegate/connector/apmmetricsconnector"
+	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 	"github.com/tracegate/tracegate/processor/elasticmappingprocessor"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver"
 )
 
 // BenchmarkAPMPathCPU: process CPU per span of configs/default.yaml's trace path (elasticmapping →
 // buffer in memory mode → contrib elasticsearch exporter) against the same path with the Kibana
 // APM overlay (elasticmapping with apm_inputs → Elastic's elasticapm processor → the apmmetrics
-// connector's traces to traces side, which counts and hands the batch on → buffer → exporter). Requests of 10 tracegen spans,
-// each decoded from OTLP as the receiver does; the two paths alternate in chunks so that both
-// see the same machine; the fake Elasticsearch runs in a child process. The receivers' HTTP and
-// gRPC serving, the same in both, are left out, so the ratio is above the one make bench-apm
-// measures through the binary.
+// connector's traces to traces side, which counts and hands the batch on → buffer → exporter).
+// Requests of 10 tracegen spans in two shapes, each decoded from OTLP protobuf: as the
+// OpenTelemetry SDK sends them (otlp) and as the ddtrace receiver turns tracegen's v0.4 payload
+// into pdata (ddtrace). The two paths alternate in chunks so that both see the same machine; the
+// fake Elasticsearch runs in a child process. The receivers' HTTP serving and decoding, the same
+// in both paths, are left out, so the ratio is above the one make bench-apm measures through the
+// binary.
 func BenchmarkAPMPathCPU(b *testing.B) {
-	url := startFakeES(b)
-	ctx := context.Background()
-	plain := defaultTracePath(b, url, true)
+	shapes := []struct {
+		name string
+		reqs func(*testing.B, []loadgen.Trace) [][]byte
+	}{
+		{"otlp", otlpRequests},
+		{"ddtrace", ddtraceRequests},
+	}
+	for _, shape := range shapes {
+		b.Run(shape.name, func(b *testing.B) {
+			url := startFakeES(b)
+			plain, apm := defaultTracePath(b, url, true), apmTracePath(b, url)
+			plain.reqs = shape.reqs(b, tracegenTraces(64))
+			apm.reqs = plain.reqs
+			p, a := alternateCPUPerSpan(b, plain, apm)
+			b.ReportMetric(p, "cpu-ns/span-default")
+			b.ReportMetric(a, "cpu-ns/span-apm")
+			b.ReportMetric(a/p, "apm/default")
+		})
+	}
+}
 
+// apmTracePath is configs/elasticsearch/apm.yaml's trace path into the fake Elasticsearch at url:
+// the mapping with APM inputs and document ids, Elastic's enrichment, the apmmetrics connector's
+// traces side (its metrics to a no-op), the buffer in memory mode, the exporter (counted).
+func apmTracePath(b *testing.B, url string) tracePath {
+	ctx := context.Background()
 	apmBuffer, apmOut := bufferedExporter(b, url, true)
 	cf := apmmetricsconnector.NewFactory()
 	set := connector.Settings{ID: component.NewID(cf.Type()), TelemetrySettings: componenttest.NewNopTelemetrySettings(), BuildInfo: component.NewDefaultBuildInfo()}
@@ -37,22 +68,47 @@ func BenchmarkAPMPathCPU(b *testing.B) {
 	require.NoError(b, err)
 	aggregates, err := cf.CreateMetricsToMetrics(ctx, set, cfg, consumertest.NewNop())
 	require.NoError(b, err)
-	for _, c := range []component.Component{counter, aggregates} {
-		require.NoError(b, c.Start(ctx, componenttest.NewNopHost()))
-		defer func() { require.NoError(b, c.Shutdown(ctx)) }()
-	}
 	pf := elasticapmprocessor.NewFactory()
 	enrich, err := pf.CreateTraces(ctx, processortest.NewNopSettings(pf.Type()), pf.CreateDefaultConfig(), counter)
 	require.NoError(b, err)
-	require.NoError(b, enrich.Start(ctx, componenttest.NewNopHost()))
-	defer func() { require.NoError(b, enrich.Shutdown(ctx)) }()
+	for _, c := range []component.Component{counter, aggregates, enrich} {
+		require.NoError(b, c.Start(ctx, componenttest.NewNopHost()))
+		b.Cleanup(func() { require.NoError(b, c.Shutdown(ctx)) })
+	}
 	apmCfg := elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: true, APMInputs: true}
-	apm := tracePath{in: mappingTo(b, apmCfg, enrich), out: apmOut}
+	return tracePath{in: mappingTo(b, apmCfg, enrich), out: apmOut}
+}
 
-	plain.reqs = otlpRequests(b, tracegenTraces(64))
-	apm.reqs = plain.reqs
-	p, a := alternateCPUPerSpan(b, plain, apm)
-	b.ReportMetric(p, "cpu-ns/span-default")
-	b.ReportMetric(a, "cpu-ns/span-apm")
-	b.ReportMetric(a/p, "apm/default")
+// ddtraceRequests returns traces as tracegen sends them to the ddtrace receiver (v0.4), turned
+// into pdata by it and encoded as OTLP protobuf, one request each.
+func ddtraceRequests(b *testing.B, traces []loadgen.Trace) [][]byte {
+	sink := &consumertest.TracesSink{}
+	f := ddtracereceiver.NewFactory()
+	cfg := f.CreateDefaultConfig().(*ddtracereceiver.Config)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	cfg.NetAddr.Endpoint = l.Addr().String()
+	require.NoError(b, l.Close())
+	r, err := f.CreateTraces(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, sink)
+	require.NoError(b, err)
+	require.NoError(b, r.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(b, r.Shutdown(context.Background())) }()
+
+	var reqs [][]byte
+	for _, tr := range traces {
+		parts, err := loadgen.Encode(context.Background(), loadgen.DDTraceV04, tr)
+		require.NoError(b, err)
+		resp, err := http.Post("http://"+cfg.NetAddr.Endpoint+"/v0.4/traces", "application/msgpack", bytes.NewReader(parts[0]))
+		require.NoError(b, err)
+		require.Equal(b, http.StatusOK, resp.StatusCode)
+		require.NoError(b, resp.Body.Close())
+		all := sink.AllTraces()
+		require.Len(b, all, 1)
+		require.Equal(b, 10, all[0].SpanCount())
+		p, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(all[0])
+		require.NoError(b, err)
+		reqs = append(reqs, p)
+		sink.Reset()
+	}
+	return reqs
 }
