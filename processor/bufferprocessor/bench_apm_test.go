@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/tracegate/tracegate/connector/apmmetricsconnector"
@@ -80,26 +81,47 @@ func apmTracePath(b *testing.B, url string) tracePath {
 // ddtraceRequests returns traces as tracegen sends them to the ddtrace receiver (v0.4), turned
 // into pdata by it and encoded as OTLP protobuf, one request each.
 func ddtraceRequests(b *testing.B, traces []loadgen.Trace) [][]byte {
+	return receivedRequests(b, traces, receiverShape{
+		factory:  ddtracereceiver.NewFactory(),
+		endpoint: func(cfg component.Config) *string { return &cfg.(*ddtracereceiver.Config).NetAddr.Endpoint },
+		protocol: loadgen.DDTraceV04, path: "/v0.4/traces", contentType: "application/msgpack", status: http.StatusOK,
+	})
+}
+
+// receiverShape is one of our receivers and how tracegen's spans reach it over HTTP.
+type receiverShape struct {
+	factory           receiver.Factory
+	endpoint          func(component.Config) *string // the config's listen address
+	protocol          string                         // loadgen's encoding
+	path, contentType string
+	status            int // the answer to a request it accepted
+}
+
+// receivedRequests returns traces as the receiver turns them into pdata, encoded as OTLP protobuf,
+// one request each: the receiver's shape of them, for paths that decode OTLP.
+func receivedRequests(b *testing.B, traces []loadgen.Trace, rs receiverShape) [][]byte {
 	sink := &consumertest.TracesSink{}
-	f := ddtracereceiver.NewFactory()
-	cfg := f.CreateDefaultConfig().(*ddtracereceiver.Config)
+	cfg := rs.factory.CreateDefaultConfig()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
-	cfg.NetAddr.Endpoint = l.Addr().String()
+	addr := l.Addr().String()
+	*rs.endpoint(cfg) = addr
 	require.NoError(b, l.Close())
-	r, err := f.CreateTraces(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, sink)
+	r, err := rs.factory.CreateTraces(context.Background(), receivertest.NewNopSettings(rs.factory.Type()), cfg, sink)
 	require.NoError(b, err)
 	require.NoError(b, r.Start(context.Background(), componenttest.NewNopHost()))
 	defer func() { require.NoError(b, r.Shutdown(context.Background())) }()
 
-	var reqs [][]byte
+	reqs := make([][]byte, 0, len(traces))
 	for _, tr := range traces {
-		parts, err := loadgen.Encode(context.Background(), loadgen.DDTraceV04, tr)
+		parts, err := loadgen.Encode(context.Background(), rs.protocol, tr)
 		require.NoError(b, err)
-		resp, err := http.Post("http://"+cfg.NetAddr.Endpoint+"/v0.4/traces", "application/msgpack", bytes.NewReader(parts[0]))
-		require.NoError(b, err)
-		require.Equal(b, http.StatusOK, resp.StatusCode)
-		require.NoError(b, resp.Body.Close())
+		for _, body := range parts {
+			resp, err := http.Post("http://"+addr+rs.path, rs.contentType, bytes.NewReader(body))
+			require.NoError(b, err)
+			require.Equal(b, rs.status, resp.StatusCode)
+			require.NoError(b, resp.Body.Close())
+		}
 		all := sink.AllTraces()
 		require.Len(b, all, 1)
 		require.Equal(b, 10, all[0].SpanCount())

@@ -1,21 +1,17 @@
 package bufferprocessor
 
 import (
-	"bytes"
 	"context"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
-	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 	"github.com/tracegate/tracegate/processor/elasticmappingprocessor"
@@ -134,36 +130,10 @@ func otlpRequests(b *testing.B, traces []loadgen.Trace) [][]byte {
 // shapedRequests returns n requests of 10 tracegen spans as OTLP protobuf, and the same traces
 // sent to an elasticapm receiver as intake v2 and re-encoded as OTLP protobuf.
 func shapedRequests(b *testing.B, n int) (otlp, intake [][]byte) {
-	sink := &consumertest.TracesSink{}
-	f := elasticapmreceiver.NewFactory()
-	cfg := f.CreateDefaultConfig().(*elasticapmreceiver.Config)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	cfg.NetAddr.Endpoint = l.Addr().String()
-	require.NoError(b, l.Close())
-	r, err := f.CreateTraces(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, sink)
-	require.NoError(b, err)
-	require.NoError(b, r.Start(context.Background(), componenttest.NewNopHost()))
-	defer func() { require.NoError(b, r.Shutdown(context.Background())) }()
-
 	traces := tracegenTraces(n)
-	otlp = otlpRequests(b, traces)
-	for _, tr := range traces {
-		parts, err := loadgen.Encode(context.Background(), loadgen.ElasticAPMIntake, tr)
-		require.NoError(b, err)
-		for _, body := range parts {
-			resp, err := http.Post("http://"+cfg.NetAddr.Endpoint+"/intake/v2/events", "application/x-ndjson", bytes.NewReader(body))
-			require.NoError(b, err)
-			require.Equal(b, http.StatusAccepted, resp.StatusCode)
-			require.NoError(b, resp.Body.Close())
-		}
-		all := sink.AllTraces()
-		require.Len(b, all, 1)
-		require.Equal(b, 10, all[0].SpanCount())
-		p, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(all[0])
-		require.NoError(b, err)
-		intake = append(intake, p)
-		sink.Reset()
-	}
-	return otlp, intake
+	return otlpRequests(b, traces), receivedRequests(b, traces, receiverShape{
+		factory:  elasticapmreceiver.NewFactory(),
+		endpoint: func(cfg component.Config) *string { return &cfg.(*elasticapmreceiver.Config).NetAddr.Endpoint },
+		protocol: loadgen.ElasticAPMIntake, path: "/intake/v2/events", contentType: "application/x-ndjson", status: http.StatusAccepted,
+	})
 }
