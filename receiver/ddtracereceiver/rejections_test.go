@@ -177,3 +177,36 @@ func TestCauseOf(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestTelemetryByOutcome: an accepted request and a refused one are counted under their
+// status and outcome, and each body's size under its endpoint (the accepted path's attribute sets
+// are made once per endpoint, the others per request).
+func TestRequestTelemetryByOutcome(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.RefusalWait = 0
+	next := &refusingConsumer{}
+	set, tel, _ := observedSettings(t)
+	r, err := newReceiver(cfg, set, next)
+	require.NoError(t, err)
+	accepted, refused := v04Body("a", 1, 2), v04Body("b", 2, 3)
+	require.Equal(t, 200, serve(t, r, "PUT", "/v0.4/traces", accepted, nil).Code)
+	next.err = errors.New("data refused due to high memory usage")
+	require.Equal(t, 429, serve(t, r, "PUT", "/v0.4/traces", refused, map[string]string{"Datadog-Send-Real-Http-Status": "true"}).Code)
+
+	ep := attribute.String("endpoint", "v0.4")
+	metadatatest.AssertEqualReceiverDdtraceRequests(t, tel, []metricdata.DataPoint[int64]{
+		{Value: 1, Attributes: attribute.NewSet(ep, attribute.Int("http.response.status_code", 200))},
+		{Value: 1, Attributes: attribute.NewSet(ep, attribute.Int("http.response.status_code", 429))},
+	}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualReceiverDdtraceSpans(t, tel, []metricdata.DataPoint[int64]{
+		{Value: 2, Attributes: attribute.NewSet(ep, attribute.String("outcome", "accepted"), attribute.String("reason", ""))},
+		{Value: 3, Attributes: attribute.NewSet(ep, attribute.String("outcome", "refused"), attribute.String("reason", ""))},
+	}, metricdatatest.IgnoreTimestamp())
+	size, err := tel.GetMetric("otelcol.receiver.ddtrace.request.size")
+	require.NoError(t, err)
+	points := size.Data.(metricdata.Histogram[int64]).DataPoints
+	require.Len(t, points, 1)
+	assert.Equal(t, attribute.NewSet(ep), points[0].Attributes)
+	assert.Equal(t, uint64(2), points[0].Count)
+	assert.Equal(t, int64(len(accepted)+len(refused)), points[0].Sum)
+}

@@ -52,17 +52,21 @@ func writeReply(w http.ResponseWriter, ep endpoint, status int, rep *reply) {
 // pipeline took or refused.
 func (r *ddReceiver) countRequest(ctx context.Context, req *http.Request, ep endpoint, status, spans int, rep *reply) {
 	epAttr := attribute.String("endpoint", ep.name)
-	r.telemetry.ReceiverDdtraceRequests.Add(ctx, 1, metric.WithAttributes(epAttr, attribute.Int("http.response.status_code", status)))
+	statusAttrs := ep.attrs.ok
+	if status != http.StatusOK {
+		statusAttrs = metric.WithAttributes(epAttr, attribute.Int("http.response.status_code", status))
+	}
+	r.telemetry.ReceiverDdtraceRequests.Add(ctx, 1, statusAttrs)
 	if status/100 == 2 {
 		// Only what the tracer takes as delivered: on an error it sends the same counts again.
 		r.countClientDrops(ctx, req, ep, epAttr)
 	}
 	if spans > 0 {
-		outcome := "accepted"
+		outcomeAttrs := ep.attrs.accepted
 		if rep != nil {
-			outcome = "refused"
+			outcomeAttrs = metric.WithAttributes(epAttr, attribute.String("outcome", "refused"), attribute.String("reason", ""))
 		}
-		r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(spans), metric.WithAttributes(epAttr, attribute.String("outcome", outcome), attribute.String("reason", "")))
+		r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(spans), outcomeAttrs)
 	}
 }
 
@@ -120,7 +124,7 @@ func (r *ddReceiver) readBody(ctx context.Context, ep endpoint, req *http.Reques
 		return &readError{err}
 	}
 	_ = req.Body.Close()
-	r.telemetry.ReceiverDdtraceRequestSize.Record(ctx, int64(buf.Len()), metric.WithAttributes(attribute.String("endpoint", ep.name)))
+	r.telemetry.ReceiverDdtraceRequestSize.Record(ctx, int64(buf.Len()), ep.attrs.endpoint)
 	if buf.Len() == 0 {
 		return errEmptyBody
 	}
