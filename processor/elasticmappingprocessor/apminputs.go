@@ -1,6 +1,7 @@
 package elasticmappingprocessor
 
 import (
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -63,6 +64,9 @@ func fillAPMInputs(span ptrace.Span, datadog bool) bool {
 		if _, taken := attrs.Get("datadog.span.type"); !taken {
 			value.MoveTo(attrs.PutEmpty("datadog.span.type"))
 		}
+		added = true
+	}
+	if typeEnrichmentInts(attrs) {
 		added = true
 	}
 	// Zipkin and Jaeger local spans carry no kind; the specification lets a receiver of
@@ -132,6 +136,28 @@ func fillAPMInputs(span ptrace.Span, datadog bool) bool {
 		}
 	}
 	return added
+}
+
+// typeEnrichmentInts makes the integers the enrichment reads (with Value.Int, which reads a string
+// as 0) ints where they are decimal strings, in place: Zipkin's tags are all strings, those of
+// OpenTelemetry's Zipkin exporter too, and a status code "503" would give transaction.result
+// "Success" and no failure, a port "5432" a service target without its port. It reports whether it
+// changed one.
+func typeEnrichmentInts(attrs pcommon.Map) bool {
+	changed := false
+	for k, v := range attrs.All() {
+		if v.Type() != pcommon.ValueTypeStr {
+			continue
+		}
+		switch k {
+		case "http.response.status_code", "server.port", "net.peer.port", "url.port", "rpc.grpc.status_code":
+			if n, err := strconv.ParseInt(v.Str(), 10, 64); err == nil {
+				v.SetInt(n)
+				changed = true
+			}
+		}
+	}
+	return changed
 }
 
 // fillExceptionEvent turns an OpenTracing error log into an exception event: its name, and

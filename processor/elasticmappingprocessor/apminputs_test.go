@@ -1,12 +1,17 @@
 package elasticmappingprocessor
 
 import (
+	"context"
 	"testing"
 
+	"github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
 )
 
 // TestFillAPMInputs: one vector per input the APM enrichment needs under another name, with the
@@ -86,6 +91,27 @@ func TestFillAPMInputsChanges(t *testing.T) {
 			map[string]any{"span.type": "db"},
 			ptrace.SpanKindClient,
 			map[string]any{"span.type": "db"},
+			false,
+		},
+		{
+			"zipkin string integers", ptrace.SpanKindClient, false,
+			map[string]any{"http.response.status_code": "503", "server.address": "db", "server.port": "5432", "url.port": "8443", "rpc.grpc.status_code": "14"},
+			ptrace.SpanKindClient,
+			map[string]any{"http.response.status_code": int64(503), "server.address": "db", "server.port": int64(5432), "url.port": int64(8443), "rpc.grpc.status_code": int64(14)},
+			true,
+		},
+		{
+			"zipkin peer port", ptrace.SpanKindClient, false,
+			map[string]any{"net.peer.name": "db", "net.peer.port": "6379"},
+			ptrace.SpanKindClient,
+			map[string]any{"net.peer.name": "db", "net.peer.port": int64(6379)},
+			true,
+		},
+		{
+			"not an integer stays a string", ptrace.SpanKindServer, false,
+			map[string]any{"http.response.status_code": "n/a", "server.port": "http", "tracegate.port": "80"},
+			ptrace.SpanKindServer,
+			map[string]any{"http.response.status_code": "n/a", "server.port": "http", "tracegate.port": "80"},
 			false,
 		},
 		{"unspecified kind", ptrace.SpanKindUnspecified, false, map[string]any{}, ptrace.SpanKindInternal, map[string]any{}, true},
@@ -172,4 +198,41 @@ func TestFillAPMResource(t *testing.T) {
 			assert.Equal(t, tt.added, got)
 		})
 	}
+}
+
+// TestStringIntegersThroughTheEnrichment: spans as Zipkin delivers them from an OpenTelemetry SDK
+// (every attribute a string), through the mapping with apm_inputs and Elastic's enrichment: the
+// 503 makes a failed "HTTP 5xx" transaction, the port is part of the exit span's target.
+func TestStringIntegersThroughTheEnrichment(t *testing.T) {
+	sink := &consumertest.TracesSink{}
+	ef := elasticapmprocessor.NewFactory()
+	enrich, err := ef.CreateTraces(context.Background(), processortest.NewNopSettings(ef.Type()), ef.CreateDefaultConfig(), sink)
+	require.NoError(t, err)
+	require.NoError(t, enrich.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, enrich.Shutdown(context.Background())) }()
+	mf := NewFactory()
+	mapping, err := mf.CreateTraces(context.Background(), processortest.NewNopSettings(mf.Type()), &Config{Mode: ModeOTel, APMInputs: true}, enrich)
+	require.NoError(t, err)
+
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	server := spans.AppendEmpty()
+	server.SetTraceID(pcommon.TraceID{1})
+	server.SetSpanID(pcommon.SpanID{1})
+	server.SetKind(ptrace.SpanKindServer)
+	require.NoError(t, server.Attributes().FromRaw(map[string]any{"http.request.method": "GET", "http.response.status_code": "503"}))
+	client := spans.AppendEmpty()
+	client.SetTraceID(pcommon.TraceID{1})
+	client.SetSpanID(pcommon.SpanID{2})
+	client.SetParentSpanID(pcommon.SpanID{1})
+	client.SetKind(ptrace.SpanKindClient)
+	require.NoError(t, client.Attributes().FromRaw(map[string]any{"http.request.method": "GET", "server.address": "db", "server.port": "5432"}))
+	require.NoError(t, mapping.ConsumeTraces(context.Background(), td))
+
+	out := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	got := func(i int, k string) any { v, _ := out.At(i).Attributes().Get(k); return v.AsRaw() }
+	assert.Equal(t, "HTTP 5xx", got(0, "transaction.result"))
+	assert.Equal(t, "failure", got(0, "event.outcome"))
+	assert.Equal(t, "db:5432", got(1, "service.target.name"))
+	assert.Equal(t, "db:5432", got(1, "span.destination.service.resource"))
 }
