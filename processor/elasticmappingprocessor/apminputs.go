@@ -1,7 +1,6 @@
 package elasticmappingprocessor
 
 import (
-	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -151,7 +150,7 @@ func typeEnrichmentInts(attrs pcommon.Map) bool {
 		}
 		switch k {
 		case "http.response.status_code", "server.port", "net.peer.port", "url.port", "rpc.grpc.status_code":
-			if n, err := strconv.ParseInt(v.Str(), 10, 64); err == nil {
+			if n, ok := asInt(v); ok {
 				v.SetInt(n)
 				changed = true
 			}
@@ -221,7 +220,8 @@ func firstOf(attrs pcommon.Map, keys ...string) (pcommon.Value, bool) {
 	return pcommon.Value{}, false
 }
 
-// asInt reads a port given as an int or as a decimal string (OpenTracing tags are often strings).
+// asInt reads a port or a status code given as an int or as a decimal string (OpenTracing and
+// Zipkin tags are often strings).
 func asInt(v pcommon.Value) (int64, bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeInt:

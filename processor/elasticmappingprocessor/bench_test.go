@@ -2,6 +2,7 @@ package elasticmappingprocessor
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 
@@ -52,10 +53,14 @@ func BenchmarkProcessTraces(b *testing.B) {
 			decode(b, req)
 		}
 	})
-	for _, ids := range []bool{false, true} {
-		b.Run("document_ids="+strconv.FormatBool(ids), func(b *testing.B) {
+	for _, cfg := range []Config{
+		{Mode: ModeOTel},
+		{Mode: ModeOTel, DocumentIDs: true},
+		{Mode: ModeOTel, DocumentIDs: true, APMInputs: true},
+	} {
+		b.Run(fmt.Sprintf("document_ids=%t,apm_inputs=%t", cfg.DocumentIDs, cfg.APMInputs), func(b *testing.B) {
 			p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type),
-				&Config{Mode: ModeOTel, DocumentIDs: ids}, consumertest.NewNop())
+				&cfg, consumertest.NewNop())
 			if err != nil {
 				b.Fatal(err)
 			}
