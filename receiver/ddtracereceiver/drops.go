@@ -33,21 +33,21 @@ func (r *ddReceiver) countDroppedEventAttributes(ctx context.Context, ep endpoin
 	if n == 0 {
 		return
 	}
-	r.telemetry.ReceiverDdtraceEventAttributesDropped.Add(ctx, int64(n), metric.WithAttributes(attribute.String("endpoint", ep.name)))
+	r.telemetry.ReceiverDdtraceEventAttributesDropped.Add(ctx, int64(n), ep.attrs.endpoint)
 	r.warnings.Warn("event_attributes", "otelcol.receiver.ddtrace.event_attributes.dropped", "span event attributes past the limit dropped",
 		zap.String("endpoint", ep.name), zap.Int("attributes", n), zap.Int("limit_per_event", translator.MaxEventAttributes))
 }
 
 // countClientDrops records the unsampled traces a tracer says it dropped before sending
 // (dd-trace-py with client-side stats does, whatever /info says); nothing else would show them.
-func (r *ddReceiver) countClientDrops(ctx context.Context, req *http.Request, ep endpoint, epAttr attribute.KeyValue) {
+func (r *ddReceiver) countClientDrops(ctx context.Context, req *http.Request, ep endpoint) {
 	spans := headerCount(req, "Datadog-Client-Dropped-P0-Spans")
 	traces := headerCount(req, "Datadog-Client-Dropped-P0-Traces")
 	if spans == 0 && traces == 0 {
 		return
 	}
-	r.telemetry.ReceiverDdtraceClientDroppedP0Spans.Add(ctx, spans, metric.WithAttributes(epAttr))
-	r.telemetry.ReceiverDdtraceClientDroppedP0Traces.Add(ctx, traces, metric.WithAttributes(epAttr))
+	r.telemetry.ReceiverDdtraceClientDroppedP0Spans.Add(ctx, spans, ep.attrs.endpoint)
+	r.telemetry.ReceiverDdtraceClientDroppedP0Traces.Add(ctx, traces, ep.attrs.endpoint)
 	r.warnings.Warn("client_dropped_p0/"+ep.name, "otelcol.receiver.ddtrace.client.dropped_p0_spans",
 		"a tracer drops unsampled traces before sending them; they never reach tracegate. Turn its client-side stats off "+
 			"(DD_TRACE_STATS_COMPUTATION_ENABLED / DD_TRACE_COMPUTE_STATS=false) to receive every trace",

@@ -59,7 +59,7 @@ func (r *ddReceiver) countRequest(ctx context.Context, req *http.Request, ep end
 	r.telemetry.ReceiverDdtraceRequests.Add(ctx, 1, statusAttrs)
 	if status/100 == 2 {
 		// Only what the tracer takes as delivered: on an error it sends the same counts again.
-		r.countClientDrops(ctx, req, ep, epAttr)
+		r.countClientDrops(ctx, req, ep)
 	}
 	if spans > 0 {
 		outcomeAttrs := ep.attrs.accepted
