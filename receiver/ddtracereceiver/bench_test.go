@@ -180,6 +180,51 @@ func BenchmarkDecodeTranslate(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeTranslateParts splits BenchmarkDecodeTranslate's work: our decoding alone, the
+// semconv translation alone (of a payload decoded once), and msgpack tokenizing alone (msgp.Skip
+// over the body: what any decoder of these bytes does at least), in ns per span.
+func BenchmarkDecodeTranslateParts(b *testing.B) {
+	bodies := []struct {
+		name   string
+		body   []byte
+		decode func([]byte) (payload.Payload, error)
+	}{{"v0.4", benchV04(), payload.DecodeTracesMsgpack}, {"v0.5", benchV05(), payload.DecodeV05}}
+	perSpan := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchSpans), "ns/span")
+	}
+	for _, c := range bodies {
+		b.Run("decode/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := c.decode(c.body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Release()
+			}
+			perSpan(b)
+		})
+		b.Run("translate/"+c.name, func(b *testing.B) {
+			p, err := c.decode(c.body)
+			require.NoError(b, err)
+			tr := translator.New(translator.Options{TraceIDCacheSize: 1000})
+			b.ReportAllocs()
+			for b.Loop() {
+				tr.ToTraces([]payload.Payload{p}, translator.Headers{Lang: "go"})
+			}
+			perSpan(b)
+		})
+		b.Run("tokenize/"+c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := msgp.Skip(c.body); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perSpan(b)
+		})
+	}
+}
+
 // useProtoPooling turns the collector-wide pdata.useProtoPooling feature gate on for one
 // benchmark: pdata then takes its objects from pools, to which the pipeline returns them when the
 // last consumer is done with them (with pdata.enableRefCounting, on by default).

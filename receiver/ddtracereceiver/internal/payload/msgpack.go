@@ -365,7 +365,7 @@ func (r *reader) readSpans(b []byte) ([]Span, []byte, error) {
 			r.nilSpans++
 			continue
 		}
-		if spans[kept], b, err = r.readSpan(b); err != nil {
+		if b, err = r.readSpan(b, &spans[kept]); err != nil {
 			return nil, b, fmt.Errorf("span %d: %w", j, err)
 		}
 		kept++
@@ -373,17 +373,18 @@ func (r *reader) readSpans(b []byte) ([]Span, []byte, error) {
 	return spans[:kept], b, nil
 }
 
-// readSpan reads one span map; unknown keys are skipped.
-func (r *reader) readSpan(b []byte) (Span, []byte, error) {
-	var s Span
+// readSpan reads one span map into s, a zeroed span of a slab (written in place: copying a whole
+// Span into the heap costs a write barrier per pointer field while the collector marks); unknown
+// keys are skipped.
+func (r *reader) readSpan(b []byte, s *Span) ([]byte, error) {
 	n, b, err := mapHeader(b)
 	if err != nil {
-		return s, b, err
+		return b, err
 	}
 	for ; n > 0; n-- {
 		var key []byte
 		if key, b, err = readKey(b); err != nil {
-			return s, b, err
+			return b, err
 		}
 		switch string(key) {
 		case "service":
@@ -420,10 +421,10 @@ func (r *reader) readSpan(b []byte) (Span, []byte, error) {
 			b, err = msgp.Skip(b)
 		}
 		if err != nil {
-			return s, b, fmt.Errorf("%s: %w", key, err)
+			return b, fmt.Errorf("%s: %w", key, err)
 		}
 	}
-	return s, b, nil
+	return b, nil
 }
 
 // readKey reads a map key, str or bin, without copying.

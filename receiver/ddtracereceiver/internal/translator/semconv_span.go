@@ -52,8 +52,7 @@ func (tr *translation) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *
 	kind := place.kind
 	span.SetKind(kind)
 
-	rules, written := semconvRules(s, tr.rules[:0])
-	tr.rules = rules // reused by the next span
+	rules, written := tr.rules.of(s)
 	// An integration that renamed its span's service (_dd.base_service) names the service it
 	// calls: the resource carries the application, the span that name as its peer service. (A
 	// span-level service.name would win over the resource's in Elasticsearch's service.name.)
@@ -107,11 +106,12 @@ func (tr *translation) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *
 	return fillLinksAndEvents(span, s, linksJSON, eventsJSON)
 }
 
-// semconvRules appends the rules of the span's meta keys, then of its metric keys, to rules, and
-// says how many attributes the span will get (tags whose value is odd may add one): the map is
-// sized once and exactly, as pdata allocates what EnsureCapacity asks for, and attributes are
-// most of a span's memory.
-func semconvRules(s *payload.Span, rules []tagRule) (_ []tagRule, written int) {
+// of returns the rules of the span's meta keys, then of its metric keys, and says how many
+// attributes the span will get (tags whose value is odd may add one): the map is sized once and
+// exactly, as pdata allocates what EnsureCapacity asks for, and attributes are most of a span's
+// memory. The rules stay valid until the call after next.
+func (m *ruleMemo) of(s *payload.Span) (rules []tagRule, written int) {
+	rules = m.rules[:0]
 	written = 2 // operation.name, resource.name
 	if s.Type != "" {
 		written++
@@ -121,9 +121,9 @@ func semconvRules(s *payload.Span, rules []tagRule) (_ []tagRule, written int) {
 	for i := range len(s.Meta) + len(s.Metrics) {
 		var r tagRule
 		if i < len(s.Meta) {
-			r = semconvRuleOf(s.Meta[i].Key)
+			r = m.metaRule(s, i)
 		} else {
-			r = semconvRuleOf(s.Metrics[i-len(s.Meta)].Key)
+			r = m.metricRule(s, i-len(s.Meta))
 		}
 		rules = append(rules, r)
 		switch r.action {
@@ -155,6 +155,7 @@ func semconvRules(s *payload.Span, rules []tagRule) (_ []tagRule, written int) {
 	if rpcParts > 0 {
 		written += 2 // rpc.method, rpc.system.name
 	}
+	m.prev, m.prevRules, m.rules = s, rules, m.prevRules
 	return rules, written
 }
 

@@ -84,13 +84,13 @@ type Translator struct {
 	opts    Options
 	cache   *idCache
 	semconv bool
-	rules   sync.Pool // *[]tagRule: the semconv mapping's per-span rules, reused across requests
+	memos   sync.Pool // *ruleMemo: the semconv mapping's per-span rules, reused across requests
 }
 
 // New returns a Translator.
 func New(opts Options) *Translator {
 	t := &Translator{opts: opts, cache: newIDCache(opts.TraceIDCacheSize), semconv: opts.Mapping != MappingDatadogReceiver}
-	t.rules.New = func() any { rules := make([]tagRule, 0, 32); return &rules }
+	t.memos.New = func() any { return newRuleMemo() }
 	return t
 }
 
@@ -141,15 +141,13 @@ func (t *Translator) ToTraces(payloads []payload.Payload, h Headers) Result {
 	spans := spanCount(payloads)
 	tr := translation{t: t, h: h, res: Result{Traces: ptrace.NewTraces()}, groups: resourceGroups{firstCapacity: spans}}
 	if t.semconv {
-		rules := t.rules.Get().(*[]tagRule)
+		tr.rules = t.memos.Get().(*ruleMemo)
 		defer func() {
-			// A hostile span of millions of tags grew the slice: let it go rather than pin it.
-			if cap(tr.rules) <= maxPooledRules {
-				*rules = tr.rules[:0]
-				t.rules.Put(rules)
+			// A hostile span of millions of tags grew the slices: let them go rather than pin them.
+			if tr.rules.reset() <= maxPooledRules {
+				t.memos.Put(tr.rules)
 			}
 		}()
-		tr.rules = *rules
 	}
 	if !t.semconv {
 		tr.ids.reserve(spans)
@@ -168,7 +166,7 @@ type translation struct {
 	res    Result
 	groups resourceGroups
 	ids    decimalIDs // the datadogreceiver mapping's decimal id attributes
-	rules  []tagRule  // the semconv mapping's rules of the span being translated
+	rules  *ruleMemo  // the semconv mapping's rules of the span being translated and the one before
 }
 
 func (tr *translation) payload(p *payload.Payload) {
