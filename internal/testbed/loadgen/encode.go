@@ -85,7 +85,7 @@ func ddSpans(t Trace) []tracesend.DDSpan {
 	for i, s := range t.Spans {
 		d := tracesend.DDSpan{
 			Service: t.Service, Name: s.Name, Resource: s.Resource, TraceID: t.TraceLo, SpanID: s.SpanID,
-			ParentID: s.ParentID, Start: s.Start.UnixNano(), Duration: int64(s.Duration),
+			ParentID: s.ParentID, Start: s.Start.UnixNano(), Duration: int64(s.Duration), Type: ddSpanType(s.Name),
 			Meta:    map[string]string{"span.kind": string(s.Kind)},
 			Metrics: map[string]float64{},
 		}
@@ -114,6 +114,23 @@ func ddSpans(t Trace) []tracesend.DDSpan {
 		out[i] = d
 	}
 	return out
+}
+
+// ddSpanType is the span type Datadog's integrations give the operations tracegen makes
+// (dd-trace-go's net/http server and client, database/sql, html/template), sent in both v0.4 and
+// v0.5 so that their documents compare.
+func ddSpanType(operation string) string {
+	switch operation {
+	case "http.request":
+		return "web"
+	case "http.client.request":
+		return "http"
+	case "postgresql.query":
+		return "sql"
+	case "template.render":
+		return "template"
+	}
+	return ""
 }
 
 // ddKey names an attribute as a Datadog tracer tags it. The environment and version travel in the

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,7 @@ type decodedSpan struct {
 	attrs            int // attributes/tags/meta+metrics carried from Span.Attrs (at least)
 	errored          bool
 	duration         time.Duration
+	ddType           string // the Datadog span type (ddtrace only)
 }
 
 func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
@@ -148,6 +150,7 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 						attrs: len(meta) + len(m["metrics"].(map[string]any)), errored: asU64(m["error"]) == 1,
 						duration: time.Duration(asU64(m["duration"])),
 					})
+					out[len(out)-1].ddType, _ = m["type"].(string)
 				}
 			}
 		} else {
@@ -252,7 +255,7 @@ func decodeV05(t *testing.T, b []byte) []decodedSpan {
 				must(err)
 			}
 			d.attrs += int(m)
-			_ = u32() // type
+			d.ddType = dict[u32()]
 			d.traceHi = hi
 			out = append(out, d)
 		}
@@ -380,6 +383,32 @@ func TestProtocolsAgree(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDDTraceSpanTypes: v0.4 and v0.5 carry the same span types, those of Datadog's integrations
+// for tracegen's operations, so that their documents compare.
+func TestDDTraceSpanTypes(t *testing.T) {
+	types := func(protocol string) []string {
+		pool, err := NewPool(t.Context(), protocol, "checkout", 1, 10, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range decode(t, protocol, pool.Payloads[0].Parts) {
+			out = append(out, s.ddType)
+		}
+		return out
+	}
+	v04, v05 := types(DDTraceV04), types(DDTraceV05)
+	if !slices.Equal(v04, v05) {
+		t.Errorf("v0.4 types %q, v0.5 %q", v04, v05)
+	}
+	if len(v04) == 0 || v04[0] != "web" {
+		t.Errorf("the root (an HTTP server span) has type %q, want web", v04)
+	}
+	if !slices.Contains(v04, "sql") || !slices.Contains(v04, "http") {
+		t.Errorf("types %q: no database or HTTP client span", v04)
 	}
 }
 

@@ -23,6 +23,7 @@ type ddSpan struct {
 	traceID, spanID, parentID uint64
 	start, duration           int64
 	isError                   int32
+	spanType                  string // "" for a custom span: v0.4 then leaves the field out
 	meta                      map[string]string
 	metrics                   map[string]float64
 }
@@ -106,7 +107,11 @@ func encodeV04(chunks [][]ddSpan) []byte {
 	for _, c := range chunks {
 		b = msgp.AppendArrayHeader(b, uint32(len(c)))
 		for _, s := range c {
-			b = msgp.AppendMapHeader(b, 11)
+			fields := uint32(11)
+			if s.spanType != "" {
+				fields++
+			}
+			b = msgp.AppendMapHeader(b, fields)
 			b = msgp.AppendString(msgp.AppendString(b, "service"), s.service)
 			b = msgp.AppendString(msgp.AppendString(b, "name"), s.name)
 			b = msgp.AppendString(msgp.AppendString(b, "resource"), s.resource)
@@ -116,6 +121,9 @@ func encodeV04(chunks [][]ddSpan) []byte {
 			b = msgp.AppendInt64(msgp.AppendString(b, "start"), s.start)
 			b = msgp.AppendInt64(msgp.AppendString(b, "duration"), s.duration)
 			b = msgp.AppendInt32(msgp.AppendString(b, "error"), s.isError)
+			if s.spanType != "" {
+				b = msgp.AppendString(msgp.AppendString(b, "type"), s.spanType)
+			}
 			b = msgp.AppendMapHeader(msgp.AppendString(b, "meta"), uint32(len(s.meta)))
 			for _, k := range slices.Sorted(maps.Keys(s.meta)) {
 				b = msgp.AppendString(msgp.AppendString(b, k), s.meta[k])
@@ -163,7 +171,7 @@ func encodeV05(chunks [][]ddSpan) []byte {
 			for _, k := range slices.Sorted(maps.Keys(s.metrics)) {
 				body = msgp.AppendFloat64(msgp.AppendUint32(body, id(k)), s.metrics[k])
 			}
-			body = msgp.AppendUint32(body, id("custom"))
+			body = msgp.AppendUint32(body, id(s.spanType)) // the format always has the field: "" when untyped
 		}
 	}
 	b := msgp.AppendArrayHeader(nil, 2)

@@ -18,8 +18,10 @@ type DDSpan struct {
 	TraceID, SpanID, ParentID uint64
 	Start, Duration           int64 // Unix nanoseconds, nanoseconds
 	Error                     int32
-	Meta                      map[string]string
-	Metrics                   map[string]float64
+	// Type is the span type an integration sets (web, http, sql, …); empty for a custom span.
+	Type    string
+	Meta    map[string]string
+	Metrics map[string]float64
 }
 
 func ddChunks(chunks [][]DDSpan) [][]ddSpan {
@@ -29,7 +31,7 @@ func ddChunks(chunks [][]DDSpan) [][]ddSpan {
 		for j, s := range c {
 			out[i][j] = ddSpan{
 				service: s.Service, name: s.Name, resource: s.Resource, traceID: s.TraceID, spanID: s.SpanID,
-				parentID: s.ParentID, start: s.Start, duration: s.Duration, isError: s.Error, meta: s.Meta, metrics: s.Metrics,
+				parentID: s.ParentID, start: s.Start, duration: s.Duration, isError: s.Error, spanType: s.Type, meta: s.Meta, metrics: s.Metrics,
 			}
 			if out[i][j].meta == nil {
 				out[i][j].meta = map[string]string{}
