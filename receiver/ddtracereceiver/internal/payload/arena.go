@@ -68,9 +68,13 @@ var readers = sync.Pool{New: func() any { return new(reader) }}
 // maxPooledElements keeps the slabs of a huge payload from staying in the pool.
 const maxPooledElements = 1 << 16
 
-func newReader(b []byte) *reader {
+func newReader(b []byte) *reader { return newReaderOfPrefix(b, len(b)) }
+
+// newReaderOfPrefix is newReader for a body whose strings all lie in its first n bytes (v0.5's
+// dictionary): only those are copied.
+func newReaderOfPrefix(b []byte, n int) *reader {
 	r := readers.Get().(*reader)
-	r.src, r.n = string(b), len(b)
+	r.src, r.n = string(b[:n]), len(b)
 	r.budget = maxStructBytesPerBodyByte*len(b) + structBytesSlack
 	r.nilSpans = 0
 	return r

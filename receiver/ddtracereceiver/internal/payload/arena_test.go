@@ -64,3 +64,24 @@ func TestReleasedPayloadReused(t *testing.T) {
 	assertSameAsAgentV04(t, full.bytes(), again)
 	again.Release()
 }
+
+// TestV05CopiesOnlyTheDictionary: a v0.5 body's strings are all in its dictionary, so the reader
+// copies that much of the body, and the strings do not change when the request buffer is reused.
+func TestV05CopiesOnlyTheDictionary(t *testing.T) {
+	dict := newEnc().arr(2).arr(4).str("svc").str("op").str("res").str("http.method").bytes()
+	body := newEnc().arr(2).arr(4).str("svc").str("op").str("res").str("http.method").
+		arr(1).arr(1).arr(12).u(0).u(1).u(2).u(10).u(11).u(0).i(100).i(50).i(0).mapN(1).u(3).u(1).mapN(0).u(0).bytes()
+	require.Equal(t, dict, body[:len(dict)])
+	p, err := DecodeV05(body)
+	require.NoError(t, err)
+	assert.Len(t, p.arena.src, len(dict), "the spans after the dictionary are not copied")
+	clear(body) // the handler reuses its buffer for the next request
+	s := p.Chunks[0].Spans[0]
+	assert.Equal(t, []string{"svc", "op", "res", "svc"}, []string{s.Service, s.Name, s.Resource, s.Type})
+	assert.Equal(t, []KV{{"http.method", "op"}}, s.Meta)
+	p.Release()
+
+	for _, malformed := range [][]byte{{}, {0x91}, newEnc().arr(2).arr(3).str("a").bytes()} {
+		assert.Equal(t, len(malformed), dictionaryEnd(malformed), "%x: the whole body", malformed)
+	}
+}

@@ -57,12 +57,12 @@ const (
 )
 
 // reader decodes one body. Every string it returns is a substring of src, one copy of the whole
-// body, instead of one allocation per string: decoding then allocates per span only what pdata
-// needs. The strings keep src alive as long as the spans live, which costs the body's msgpack
-// framing on top of the string bytes themselves.
+// body (of v0.5's dictionary only), instead of one allocation per string: decoding then allocates
+// per span only what pdata needs. The strings keep src alive as long as the spans live, which
+// costs the body's msgpack framing on top of the string bytes themselves.
 type reader struct {
-	src string // the body as a string
-	n   int    // len(src)
+	src string // the body, or the part of it that holds its strings, as a string
+	n   int    // the body's length (offsets into src count from its start)
 	// The spans and their meta and metrics are cut from slabs: a few allocations for many spans
 	// instead of three per span, and none once a pooled reader's slabs have grown (see release).
 	kvs   slab[KV]

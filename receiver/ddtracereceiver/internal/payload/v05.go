@@ -3,6 +3,8 @@ package payload
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tinylib/msgp/msgp"
 )
 
 // v05SpanFields is the length of a v0.5 span array.
@@ -11,7 +13,7 @@ const v05SpanFields = 12
 // DecodeV05 decodes the v0.5 dictionary format: [dictionary []string, traces [][]span], where a
 // span is a 12-element array whose strings are indexes into the dictionary.
 func DecodeV05(b []byte) (Payload, error) {
-	r := newReader(b)
+	r := newReaderOfPrefix(b, dictionaryEnd(b))
 	n, b, err := arrayHeader(b)
 	if err != nil {
 		return Payload{}, err
@@ -56,6 +58,24 @@ func DecodeV05(b []byte) (Payload, error) {
 		}
 	}
 	return p, nil
+}
+
+// dictionaryEnd is where the dictionary of a v0.5 body ends: every string of the payload lies
+// before it, so that is all the reader copies (the spans after it are integers). A malformed body
+// gives the whole body's length, and decoding then reports what is wrong with it.
+func dictionaryEnd(b []byte) int {
+	n, rest, err := arrayHeader(b)
+	if err != nil || n != 2 {
+		return len(b)
+	}
+	n, rest, err = arrayHeader(rest)
+	for ; err == nil && n > 0; n-- {
+		rest, err = msgp.Skip(rest)
+	}
+	if err != nil {
+		return len(b)
+	}
+	return len(b) - len(rest)
 }
 
 func dictString(b []byte, dict []string) (string, []byte, error) {
