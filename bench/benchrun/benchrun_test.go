@@ -242,7 +242,7 @@ func TestFloorInReport(t *testing.T) {
 	md := r.markdown()
 	for _, want := range []string{
 		"| otlp-grpc | none | floor |",
-		"not delivered | – | – | – | – |",
+		"not delivered | – | – |",
 		"| otlp-grpc | memory | tracegate | 1.00 | 3.00 | 9.00 | +0.50 | +6.00 |",
 		"| otlp-grpc | memory | stock | 1.00 | 3.00 | 12.50 | +1.00 | +9.50 |",
 	} {
@@ -347,13 +347,13 @@ func TestClientBoundRunsAreMarked(t *testing.T) {
 // where no span arrived) and its ratio beside the others, every row as wide as its header.
 func TestSpanDocBytesInReport(t *testing.T) {
 	r := &report{Section: "## x", Runs: []run{
-		{Collector: "tracegate", Mode: "memory", Protocol: "otlp-grpc", LastSpanSeconds: 12.5, SpanDocBytes: 1100.4},
-		{Collector: "stock", Mode: "memory", Protocol: "otlp-grpc", LastSpanSeconds: 13, SpanDocBytes: 1000},
-		{Collector: "tracegate", Mode: "memory", Protocol: "otlp-http", LastSpanSeconds: 2, Error: "no span arrived"},
-		{Collector: "stock", Mode: "memory", Protocol: "otlp-http", LastSpanSeconds: 3, SpanDocBytes: 1000},
+		{Collector: "tracegate", Mode: "memory", Protocol: "otlp-grpc", SpansPerCoreSec: 12500, SpanDocBytes: 1100.4},
+		{Collector: "stock", Mode: "memory", Protocol: "otlp-grpc", SpansPerCoreSec: 13000, SpanDocBytes: 1000},
+		{Collector: "tracegate", Mode: "memory", Protocol: "otlp-http", SpansPerCoreSec: 2000, Error: "no span arrived"},
+		{Collector: "stock", Mode: "memory", Protocol: "otlp-http", SpansPerCoreSec: 3000, SpanDocBytes: 1000},
 	}}
 	md := r.markdown()
-	for _, want := range []string{"| 12.5 | 1100 |", "| 13.0 | 1000 |", "| 2.0 | – |", "| 1.10 |\n", "| – |\n"} {
+	for _, want := range []string{"| 12500 | 1100 |", "| 13000 | 1000 |", "| 2000 | – |", "| 1.10 |\n", "| – |\n"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
@@ -368,6 +368,31 @@ func TestSpanDocBytesInReport(t *testing.T) {
 			if n := strings.Count(row, "|"); n != cells {
 				t.Errorf("row has %d bars, header %d: %s", n, cells, row)
 			}
+		}
+	}
+}
+
+// TestReportLinesAreShort: docs/benchmarks.md allows no line over 600 characters (the docscheck
+// test), so no line the report writes may be longer, whatever the run's settings and errors.
+func TestReportLinesAreShort(t *testing.T) {
+	g := loadgen.Result{}
+	g.Status.Missed, g.Status.Transport = 123456, 654321
+	r := &report{Section: "## Elasticsearch down during the load (make bench-es-down)", Results: "bench/results/es-down.jsonl",
+		Command: "make bench-latency-2p BENCH_FLAGS='-modes memory -protocols otlp-grpc,otlp-http,zipkin-json,jaeger-thrift-http,ddtrace-v0.4'",
+		Machine: "2 x AMD EPYC 7763 64-Core Processor (online CPUs 0-1)", LoadAvg: "1.07 1.18 1.18 2/85 3411", GoVersion: "go1.26.8",
+		Duration: "30s", RateFraction: 0.5, ESDown: true, SaturationSource: "bench/results/pipeline.jsonl of 2026-12-01 12:44 UTC",
+		CollectorEnv: []string{"GOMAXPROCS=2"}, Settings: []string{"processors::batch::send_batch_size=4096"},
+		Runs: []run{
+			{Collector: "tracegate", Mode: "memory", Protocol: "jaeger-thrift-http", Variant: "document ids on (default), third", Rate: 1535.5, Gen: g,
+				CPUPercent: 99.9, PeakRSSMB: 1234.5, SpansInES: 1000000, SpansPerCoreSec: 123456, SpanDocBytes: 1444, AcceptedSpansPerSec: 123456,
+				ClientLoadCPUPercent: 99, Error: "1 of 1000000 acknowledged spans reached the stand-in (gave up waiting)"},
+			{Collector: "tracegate", Mode: "memory", Protocol: "otlp-grpc", Gen: g, ClientLoadCPUPercent: 99},
+			{Collector: "stock", Mode: "memory", Protocol: "otlp-grpc", Gen: g},
+			{Collector: floorCollector, Mode: floorMode, Protocol: "otlp-grpc", Gen: g},
+		}}
+	for i, line := range strings.Split(r.markdown(), "\n") {
+		if n := len([]rune(line)); n > 600 {
+			t.Errorf("line %d has %d characters: %s", i+1, n, line)
 		}
 	}
 }

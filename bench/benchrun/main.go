@@ -159,7 +159,12 @@ func mainErr() error {
 	})
 	flag.StringVar(&o.featureGates, "feature-gates", "", "passed to every collector as --feature-gates, e.g. pdata.useProtoPooling")
 	flag.StringVar(&sweepPath, "sweep", "", "a sweep file (bench/configs/sweep.yaml): run its variants instead of collectors x modes")
+	var render bool
+	flag.BoolVar(&render, "render", false, "run nothing: rewrite the -section of -md from the -json results file (after a change to the report's format)")
 	flag.Parse()
+	if render {
+		return renderSection(o)
+	}
 	o.command = "benchrun " + strings.Join(os.Args[1:], " ")
 	if c := os.Getenv("BENCH_COMMAND"); c != "" {
 		o.command = c
@@ -249,6 +254,21 @@ func mainErr() error {
 		}
 		fmt.Println("check: every span arrived in every run")
 	}
+	return nil
+}
+
+// renderSection rewrites the Markdown section o.section from the results file o.jsonPath, which it
+// leaves as it is.
+func renderSection(o options) error {
+	rep, err := loadReport(fromRoot(o.root, o.jsonPath))
+	if err != nil {
+		return err
+	}
+	rep.Section = o.section
+	if err := writeSection(fromRoot(o.root, o.mdPath), o.section, rep.markdown()); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %q of %s from %s\n", o.section, o.mdPath, o.jsonPath)
 	return nil
 }
 
