@@ -241,8 +241,8 @@ func TestInvalidRequests(t *testing.T) {
 		document bool   // the first error carries the offending line
 	}{
 		{"invalid event", "", readInvalid(t, "invalid-event.ndjson"), nil, 400, 1, "decode error: data read error: v2.transactionRoot.Transaction: v2.transaction.ID", true},
-		{"unknown event type", "", readInvalid(t, "invalid-event-type.ndjson"), nil, 400, 0, `did not recognize object type: "tennis-court"`, true},
-		{"invalid JSON event", "", readInvalid(t, "invalid-json-event.ndjson"), nil, 400, 1, `did not recognize object type: "invalid-json"`, true},
+		{"unknown event type", "", readInvalid(t, "invalid-event-type.ndjson"), nil, 400, 0, `did not recognize object type: "shipment"`, true},
+		{"invalid JSON event", "", readInvalid(t, "invalid-json-event.ndjson"), nil, 400, 1, `did not recognize object type: "bare-key-without-value"`, true},
 		{"invalid JSON metadata", "", readInvalid(t, "invalid-json-metadata.ndjson"), nil, 400, 0, "decode error: data read error: v2.metadataRoot.Metadata", true},
 		{"metadata line missing", "", readInvalid(t, "invalid-metadata-2.ndjson"), nil, 400, 0, `"metadata" or "m" required`, true},
 		{"metadata invalid", "", readInvalid(t, "invalid-metadata.ndjson"), nil, 400, 0, "validation error: 'metadata' required", true},
