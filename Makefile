@@ -11,7 +11,7 @@ CONFIGS    = $(wildcard configs/*.yaml)
 PKGS       = ./...
 TEST_FLAGS ?= -count=1 -timeout 15m
 
-.PHONY: bench-tools generate-stock es-setup all build build-stock generate check-generated test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench-go clean help
+.PHONY: bench-tools generate-stock es-setup all build build-stock generate check-generated check-licences test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench-go clean help
 
 all: build
 
@@ -69,6 +69,9 @@ lint: $(GOLANGCI_LINT) ## gofmt (our code; generated cmd/tracegate excluded), go
 	cd test/ddclients && ../../$(GOLANGCI_LINT) run $(LINT_FLAGS) --config ../../.golangci.yml ./...
 	cd test/helm && ../../$(GOLANGCI_LINT) run $(LINT_FLAGS) --config ../../.golangci.yml ./...
 
+check-licences: ## fail when a file outside testdata/ carries another project's licence header or licence text
+	@scripts/check-licence-headers.sh
+
 validate-configs: build ## validate every file in configs/, and each with every configs/elasticsearch overlay
 	@for c in $(CONFIGS); do ./$(BINARY) validate --config $$c && echo "valid: $$c" || exit 1; \
 		for o in configs/elasticsearch/*.yaml; do ./$(BINARY) validate --config $$c --config $$o && echo "valid: $$c + $$o" || exit 1; done; done
@@ -102,7 +105,7 @@ docker: ## build the container image $(IMAGE) (multi-stage Dockerfile; needs a D
 fuzz: ## run every fuzz test for FUZZTIME each (default 3s)
 	@GO=$(GO) ./scripts/fuzz.sh $(PKGS)
 
-test: lint check-generated validate-configs unit-test fuzz e2e-test helm-test ## everything CI runs
+test: check-licences lint check-generated validate-configs unit-test fuzz e2e-test helm-test ## everything CI runs
 
 demo: build ## stand-in + tracegate on the standard ports, traces over every protocol, counts per protocol
 	$(GO) run ./internal/testbed/cmd/tracegate-demo
