@@ -66,7 +66,7 @@ func newReceiver(cfg *Config, set receiver.Settings) (*intakeReceiver, error) {
 		decoder: elasticapm.NewProcessor(elasticapm.Config{
 			Logger: set.Logger, MaxEventSize: cfg.MaxEventSize, Semaphore: unlimited{},
 		}),
-		converter: convert.NewConverter(set.Logger, convert.Options{InferKinds: true, GroupResources: true}),
+		converter: convert.NewConverter(set.Logger),
 		slots:     make(chan struct{}, cfg.MaxConcurrentRequests),
 		buffers:   newBufferPool(cfg.MaxEventSize),
 		warnings:  warnonce.New(set.Logger),

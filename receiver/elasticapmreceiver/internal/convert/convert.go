@@ -1,6 +1,7 @@
-// Package convert turns Elastic APM intake events (apm-data's modelpb) into OpenTelemetry data, the
-// same as EDOT's elasticapmintake receiver v0.36.0 does, accumulating a whole request so that it is
-// handed to the pipeline once per signal.
+// Package convert maps Elastic APM intake events, as apm-data's decoder gives them
+// (modelpb.APMEvent), to OpenTelemetry data: transactions and spans to spans, errors and logs to
+// log records, metricsets to metrics. A request's events accumulate in one Output, handed to
+// the pipeline once per signal.
 package convert
 
 import (
@@ -70,30 +71,19 @@ func NewOutput() *Output {
 // concurrent use.
 type Converter struct {
 	logger *zap.Logger
-	// inferKinds gives spans the agent sent without a kind one (inferKind); EDOT leaves them unspecified.
+	// inferKinds gives spans the agent sent without a kind the one their event type implies.
 	inferKinds bool
-	// groupResources puts the spans of one resource under one ResourceSpans (group.go); EDOT
-	// makes one per span.
-	groupResources bool
-	// enrich runs what EDOT runs before converting: errors' grouping key and message.
-	enrich modelprocessor.Chained
+	// errorFields gives errors what APM Server computes before storing them: the grouping key
+	// Kibana groups errors by, and the message when only the exception or log has one.
+	errorFields modelprocessor.Chained
 }
 
-// Options are where a Converter departs from EDOT's output.
-type Options struct {
-	// InferKinds gives spans without a kind the one their event type implies.
-	InferKinds bool
-	// GroupResources puts the spans of one resource under one ResourceSpans.
-	GroupResources bool
-}
-
-// NewConverter returns a Converter that logs undecodable ids to logger.
-func NewConverter(logger *zap.Logger, o Options) *Converter {
+// NewConverter returns a Converter that logs ids it cannot read to logger at debug level.
+func NewConverter(logger *zap.Logger) *Converter {
 	return &Converter{
-		logger:         logger,
-		inferKinds:     o.InferKinds,
-		groupResources: o.GroupResources,
-		enrich: modelprocessor.Chained{
+		logger:     logger,
+		inferKinds: true,
+		errorFields: modelprocessor.Chained{
 			modelprocessor.SetGroupingKey{NewHash: func() hash.Hash { return xxhash.New() }},
 			modelprocessor.SetErrorMessage{},
 		},
@@ -102,51 +92,65 @@ func NewConverter(logger *zap.Logger, o Options) *Converter {
 
 // Append converts batch into out.
 func (c *Converter) Append(ctx context.Context, batch *modelpb.Batch, out *Output) error {
-	if err := c.enrich.ProcessBatch(ctx, batch); err != nil {
-		return fmt.Errorf("enriching intake events: %w", err)
+	if err := c.errorFields.ProcessBatch(ctx, batch); err != nil {
+		return fmt.Errorf("computing error fields: %w", err)
 	}
-	for _, event := range *batch {
-		if err := c.appendEvent(event, out); err != nil {
+	for _, e := range *batch {
+		if err := c.appendEvent(e, out); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *Converter) appendEvent(event *modelpb.APMEvent, out *Output) error {
-	ts := event.GetTimestamp()
-	switch event.Type() {
+func (c *Converter) appendEvent(e *modelpb.APMEvent, out *Output) error {
+	ts := e.GetTimestamp()
+	switch e.Type() {
+	case modelpb.TransactionEventType:
+		s := out.resources.spanUnder(out.Traces, e)
+		c.fillSpan(s, e, ts)
+		fillTransaction(s, e)
+		out.Events[Transaction]++
+	case modelpb.SpanEventType:
+		s := out.resources.spanUnder(out.Traces, e)
+		c.fillSpan(s, e, ts)
+		fillSpanEvent(s, e)
+		out.Events[Span]++
+	case modelpb.ErrorEventType:
+		r := newRecord(out.Logs, e)
+		c.fillRecord(r, e, ts)
+		fillError(r, e)
+		out.Events[Error]++
+	case modelpb.LogEventType:
+		r := newRecord(out.Logs, e)
+		c.fillRecord(r, e, ts)
+		fillLog(r)
+		out.Events[Log]++
 	case modelpb.MetricEventType:
 		rm := out.Metrics.ResourceMetrics().AppendEmpty()
-		c.setResourceAttributes(rm.Resource().Attributes(), event)
-		if err := c.elasticMetricsToOtelMetrics(&rm, event, ts); err != nil {
+		putResource(rm.Resource().Attributes(), e)
+		// A metricset's labels are its dimensions: they name the series, with the resource.
+		putLabels(rm.Resource().Attributes(), e, false)
+		putRequester(rm.Resource().Attributes(), e)
+		if err := fillMetricset(rm, e, ts); err != nil {
 			return err
 		}
 		out.Events[Metricset]++
-	case modelpb.ErrorEventType:
-		rl := out.Logs.ResourceLogs().AppendEmpty()
-		c.setResourceAttributes(rl.Resource().Attributes(), event)
-		c.elasticErrorToOtelLogRecord(&rl, event, ts)
-		out.Events[Error]++
-	case modelpb.LogEventType:
-		rl := out.Logs.ResourceLogs().AppendEmpty()
-		c.setResourceAttributes(rl.Resource().Attributes(), event)
-		c.elasticLogToOtelLogRecord(&rl, event, ts)
-		out.Events[Log]++
-	case modelpb.SpanEventType, modelpb.TransactionEventType:
-		s := c.newSpan(out, event, ts)
-		if event.Type() == modelpb.TransactionEventType {
-			c.elasticTransactionToOtelSpan(&s, event)
-			out.Events[Transaction]++
-		} else {
-			c.elasticSpanToOTelSpan(&s, event)
-			out.Events[Span]++
-		}
-		if c.inferKinds && s.Kind() == ptrace.SpanKindUnspecified {
-			s.SetKind(inferKind(event))
-		}
 	default:
-		return fmt.Errorf("unhandled event type %q", event.Type())
+		return fmt.Errorf("intake event of unknown type %q", e.Type())
 	}
 	return nil
+}
+
+// newRecord appends a log record under a resource of its own: errors and logs are few, and
+// most requests carry none.
+func newRecord(logs plog.Logs, e *modelpb.APMEvent) plog.LogRecord {
+	rl := logs.ResourceLogs().AppendEmpty()
+	putResource(rl.Resource().Attributes(), e)
+	return rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+}
+
+// badID notes an id that is not hex; the event keeps an empty id.
+func (c *Converter) badID(which, id string) {
+	c.logger.Debug("intake event id is not hex", zap.String("id", which), zap.String("value", id))
 }

@@ -9,37 +9,30 @@ import (
 
 	"github.com/elastic/apm-data/input/elasticapm"
 	"github.com/elastic/apm-data/model/modelpb"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"golang.org/x/sync/semaphore"
+	"slices"
 )
-
-// edotBatchSize is the batch size of EDOT's receiver: its golden files hold what its first
-// ConsumeX call received, i.e. the first batch of a request.
-const edotBatchSize = 10
 
 // decodeFile converts testdata/edot/<name>.ndjson in batches of batchSize, returning one Output
 // per batch.
 func decodeFile(t *testing.T, name string, batchSize int) []*Output {
 	t.Helper()
-	return decodeFileWith(t, name, batchSize, Options{})
-}
-
-func decodeFileWith(t *testing.T, name string, batchSize int, opts Options) []*Output {
-	t.Helper()
 	body, err := os.ReadFile(filepath.Join("testdata", "edot", name+".ndjson"))
 	require.NoError(t, err)
-	conv := NewConverter(zap.NewNop(), opts) // zero Options: EDOT's output
+	return decodeBody(t, body, batchSize)
+}
+
+func decodeBody(t *testing.T, body []byte, batchSize int) []*Output {
+	t.Helper()
+	conv := NewConverter(zap.NewNop())
 	var outs []*Output
 	proc := elasticapm.NewProcessor(elasticapm.Config{MaxEventSize: 1 << 20, Semaphore: semaphore.NewWeighted(1)})
 	var result elasticapm.Result
-	err = proc.HandleStream(context.Background(), &modelpb.APMEvent{Event: &modelpb.Event{}}, bytes.NewReader(body), batchSize,
+	err := proc.HandleStream(context.Background(), &modelpb.APMEvent{Event: &modelpb.Event{}}, bytes.NewReader(body), batchSize,
 		modelpb.ProcessBatchFunc(func(ctx context.Context, b *modelpb.Batch) error {
 			out := NewOutput()
 			outs = append(outs, out)
@@ -48,40 +41,6 @@ func decodeFileWith(t *testing.T, name string, batchSize int, opts Options) []*O
 	require.NoError(t, err)
 	require.Empty(t, result.Errors)
 	return outs
-}
-
-// TestSameAsEDOT converts the inputs of EDOT's receiver tests and compares with EDOT's expected
-// output (testdata/edot, copied from elasticapmintakereceiver v0.36.0 unchanged).
-func TestSameAsEDOT(t *testing.T) {
-	for _, name := range []string{
-		"invalid_ids", "transactions", "spans", "unknown-span-type", "transactions_spans",
-		"language_name_mapping", "span-links", "hostdata",
-	} {
-		t.Run(name, func(t *testing.T) {
-			got := decodeFile(t, name, edotBatchSize)[0].Traces
-			want, err := golden.ReadTraces(filepath.Join("testdata", "edot", name+"_expected.yaml"))
-			require.NoError(t, err)
-			require.NoError(t, ptracetest.CompareTraces(want, got, ptracetest.IgnoreStartTimestamp(), ptracetest.IgnoreEndTimestamp()))
-		})
-	}
-	for _, name := range []string{"errors", "logs"} {
-		t.Run(name, func(t *testing.T) {
-			got := decodeFile(t, name, edotBatchSize)[0].Logs
-			want, err := golden.ReadLogs(filepath.Join("testdata", "edot", name+"_expected.yaml"))
-			require.NoError(t, err)
-			require.NoError(t, plogtest.CompareLogs(want, got, plogtest.IgnoreLogRecordsOrder()))
-		})
-	}
-	for _, name := range []string{"metricsets", "multiple_histogram_metrics_samples"} {
-		t.Run(name, func(t *testing.T) {
-			got := decodeFile(t, name, edotBatchSize)[0].Metrics
-			want, err := golden.ReadMetrics(filepath.Join("testdata", "edot", name+"_expected.yaml"))
-			require.NoError(t, err)
-			require.NoError(t, pmetrictest.CompareMetrics(want, got, pmetrictest.IgnoreTimestamp(), pmetrictest.IgnoreStartTimestamp(),
-				// golden.WriteMetrics sorts what it writes, as EDOT's test says.
-				pmetrictest.IgnoreResourceMetricsOrder(), pmetrictest.IgnoreMetricsOrder()))
-		})
-	}
 }
 
 // TestCounts checks that every event is converted once and counted under its type, whatever the
@@ -111,48 +70,98 @@ func TestCounts(t *testing.T) {
 	}
 }
 
-// TestGroupedResourcesHoldTheSameSpans: with GroupResources, every span is the same and under a
-// resource with the same attributes as in EDOT's output, and no two resources are equal.
-func TestGroupedResourcesHoldTheSameSpans(t *testing.T) {
-	for _, name := range []string{"transactions", "spans", "transactions_spans", "span-links", "hostdata", "invalid_ids"} {
-		t.Run(name, func(t *testing.T) {
-			edot := decodeFileWith(t, name, 1000, Options{})[0].Traces
-			grouped := decodeFileWith(t, name, 1000, Options{GroupResources: true})[0].Traces
-			require.Equal(t, edot.SpanCount(), grouped.SpanCount())
-			assert.ElementsMatch(t, flatten(t, edot), flatten(t, grouped))
-			rss := grouped.ResourceSpans()
-			for i := range rss.Len() {
-				require.Equal(t, 1, rss.At(i).ScopeSpans().Len())
-				for j := range i {
-					assert.False(t, rss.At(i).Resource().Attributes().Equal(rss.At(j).Resource().Attributes()), "resources %d and %d are equal", i, j)
-				}
+// A request as an agent sends it: the metadata's global label, a transaction with a user and
+// its own labels, and a database span and an HTTP exit span with labels of their own.
+const request = `{"metadata":{"service":{"name":"shop","environment":"prod","agent":{"name":"nodejs","version":"4.18.0"},"language":{"name":"javascript"}},"labels":{"team":"core"}}}
+{"transaction":{"id":"aaaaaaaaaaaaaaa1","trace_id":"0123456789abcdef0123456789abcdef","name":"GET /cart","type":"request","result":"HTTP 2xx","outcome":"success","sampled":true,"timestamp":1700000000000000,"duration":12.5,"span_count":{"started":2},"context":{"user":{"id":"u1"},"tags":{"route":"/cart"},"request":{"method":"GET","url":{"pathname":"/cart"},"headers":{"user-agent":"curl/8"}},"response":{"status_code":200}}}}
+{"span":{"id":"bbbbbbbbbbbbbbb1","trace_id":"0123456789abcdef0123456789abcdef","parent_id":"aaaaaaaaaaaaaaa1","transaction_id":"aaaaaaaaaaaaaaa1","name":"SELECT carts","type":"db","subtype":"postgresql","action":"query","outcome":"success","timestamp":1700000000001000,"duration":3.2,"context":{"db":{"type":"sql","instance":"shop","statement":"SELECT * FROM carts WHERE id = $1"},"tags":{"rows":3}}}}
+{"span":{"id":"bbbbbbbbbbbbbbb2","trace_id":"0123456789abcdef0123456789abcdef","parent_id":"aaaaaaaaaaaaaaa1","transaction_id":"aaaaaaaaaaaaaaa1","name":"GET prices","type":"external","subtype":"http","outcome":"failure","timestamp":1700000000005000,"duration":4,"context":{"http":{"method":"GET","status_code":503,"url":"http://prices:8080/p"},"destination":{"address":"prices","port":8080},"tags":{"retry":true}}}}
+`
+
+// TestRequestAttributes pins what each span of a request carries: one resource for the request
+// (the global label on it), the conventions' attributes and Elastic's facts on the spans, and
+// nothing the enrichment derives from the span itself.
+func TestRequestAttributes(t *testing.T) {
+	outs := decodeBody(t, []byte(request), 10)
+	require.Len(t, outs, 1)
+	rss := outs[0].Traces.ResourceSpans()
+	require.Equal(t, 1, rss.Len(), "one resource for the request")
+	assert.Equal(t, map[string]any{
+		"service.name": "shop", "deployment.environment.name": "prod", "agent.name": "nodejs",
+		"agent.version": "4.18.0", "service.language.name": "javascript", "telemetry.sdk.name": "ElasticAPM",
+		"telemetry.sdk.language": "javascript", "labels.team": "core",
+	}, rss.At(0).Resource().Attributes().AsRaw())
+	spans := rss.At(0).ScopeSpans().At(0).Spans()
+	require.Equal(t, 3, spans.Len())
+	for _, tc := range []struct {
+		kind  ptrace.SpanKind
+		flags uint32
+		attrs map[string]any
+	}{
+		{ptrace.SpanKindServer, flagHasIsRemote, map[string]any{
+			"transaction.type": "request", "transaction.result": "HTTP 2xx", "transaction.span_count.started": int64(2),
+			"user.id": "u1", "labels.route": "/cart", "http.request.method": "GET", "url.path": "/cart",
+			"http.response.status_code": int64(200), "http.request.headers": map[string]any{"User-Agent": []any{"curl/8"}},
+			"user_agent.original": "curl/8",
+		}},
+		{ptrace.SpanKindClient, flagHasIsRemote, map[string]any{
+			"transaction.id": "aaaaaaaaaaaaaaa1", "span.type": "db", "span.subtype": "postgresql", "span.action": "query",
+			"db.system.name": "postgresql", "db.namespace": "shop", "db.query.text": "SELECT * FROM carts WHERE id = $1",
+			"numeric_labels.rows": float64(3),
+		}},
+		{ptrace.SpanKindClient, flagHasIsRemote, map[string]any{
+			"transaction.id": "aaaaaaaaaaaaaaa1", "span.type": "external", "span.subtype": "http",
+			"http.request.method": "GET", "http.response.status_code": int64(503), "url.original": "http://prices:8080/p",
+			"server.address": "prices", "server.port": int64(8080), "labels.retry": "true",
+		}},
+	} {
+		i := slices.IndexFunc(spanList(spans), func(s ptrace.Span) bool { return s.Kind() == tc.kind && attrsHave(s, tc.attrs) })
+		if !assert.GreaterOrEqual(t, i, 0, "no span of kind %v with exactly %v", tc.kind, tc.attrs) {
+			for _, s := range spans.All() {
+				t.Logf("%v %v", s.Kind(), s.Attributes().AsRaw())
 			}
-			if edot.SpanCount() > 1 {
-				assert.Less(t, rss.Len(), edot.ResourceSpans().Len(), "grouping saved no resource")
-			}
-		})
+			continue
+		}
+		assert.Equal(t, tc.flags, spans.At(i).Flags())
 	}
 }
 
-// flatten lists each span with its resource's attributes.
-func flatten(t *testing.T, td ptrace.Traces) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, s := range ss.Spans().All() {
-				// Attributes as maps: EDOT's mapping writes HTTP headers in a Go map's order.
-				one := ptrace.NewTraces()
-				copied := one.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-				s.CopyTo(copied)
-				copied.Attributes().Clear()
-				b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(one)
-				require.NoError(t, err)
-				out = append(out, map[string]any{
-					"resource": rs.Resource().Attributes().AsRaw(), "attributes": s.Attributes().AsRaw(), "span": string(b),
-				})
+func spanList(spans ptrace.SpanSlice) []ptrace.Span {
+	var out []ptrace.Span
+	for _, s := range spans.All() {
+		out = append(out, s)
+	}
+	return out
+}
+
+func attrsHave(s ptrace.Span, want map[string]any) bool {
+	return assert.ObjectsAreEqual(want, s.Attributes().AsRaw())
+}
+
+// TestIDs: a transaction's span id is its transaction id, a span's parent its parent; ids that
+// are not readable are kept, as the agent sent them, where Kibana shows them.
+func TestIDs(t *testing.T) {
+	outs := decodeFile(t, "invalid_ids", 10)
+	spans := outs[0].Traces.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	var raw []string
+	for _, s := range spans.All() {
+		for _, k := range []string{"transaction.id", "span.id"} {
+			if v, ok := s.Attributes().Get(k); ok {
+				raw = append(raw, k+"="+v.Str())
 			}
 		}
 	}
-	return out
+	assert.Contains(t, raw, "transaction.id=foobarInvalid")
+	assert.Contains(t, raw, "span.id=invalid")
+
+	outs = decodeBody(t, []byte(request), 10)
+	for _, s := range outs[0].Traces.ResourceSpans().At(0).ScopeSpans().At(0).Spans().All() {
+		if s.Kind() == ptrace.SpanKindServer {
+			assert.Equal(t, "aaaaaaaaaaaaaaa1", s.SpanID().String())
+			assert.True(t, s.ParentSpanID().IsEmpty())
+		} else {
+			assert.Equal(t, "aaaaaaaaaaaaaaa1", s.ParentSpanID().String())
+			assert.Equal(t, "0123456789abcdef0123456789abcdef", s.TraceID().String())
+		}
+	}
 }

@@ -11,7 +11,7 @@ import (
 
 // inferKind is the kind APM Server's OTLP intake would have made the event from: SERVER spans
 // become "request" transactions and CONSUMER ones "messaging" (apm-data input/otlp), CLIENT spans
-// exit spans, PRODUCER spans sent messages. Other transactions stay unspecified.
+// exit spans (with a destination, or of a type that calls out), PRODUCER spans sent messages. Other transactions stay unspecified.
 func inferKind(event *modelpb.APMEvent) ptrace.SpanKind {
 	if event.Type() == modelpb.TransactionEventType {
 		switch event.GetTransaction().GetType() {
@@ -31,7 +31,12 @@ func inferKind(event *modelpb.APMEvent) ptrace.SpanKind {
 			return ptrace.SpanKindConsumer
 		}
 	}
-	if span.GetDestinationService().GetResource() != "" || event.GetService().GetTarget() != nil {
+	switch {
+	case span.GetDestinationService().GetResource() != "", event.GetService().GetTarget() != nil,
+		event.GetDestination() != nil:
+		return ptrace.SpanKindClient
+	case span.GetType() == "db", span.GetType() == "external", span.GetType() == "storage":
+		// Elastic's types of calls out of the process: a database, another service, a store.
 		return ptrace.SpanKindClient
 	}
 	return ptrace.SpanKindInternal

@@ -30,6 +30,8 @@ func TestInferKind(t *testing.T) {
 		{"message sent", span(&modelpb.Span{Type: "messaging", Action: "send"}, &modelpb.ServiceTarget{Type: "kafka"}), ptrace.SpanKindProducer},
 		{"message received", span(&modelpb.Span{Type: "messaging", Action: "receive"}, nil), ptrace.SpanKindConsumer},
 		{"internal span", span(&modelpb.Span{Type: "app", Subtype: "internal"}, nil), ptrace.SpanKindInternal},
+		{"db span without a target", span(&modelpb.Span{Type: "db", Subtype: "postgresql"}, nil), ptrace.SpanKindClient},
+		{"http span with only an address", &modelpb.APMEvent{Span: &modelpb.Span{Type: "app"}, Destination: &modelpb.Destination{Address: "prices", Port: 8080}}, ptrace.SpanKindClient},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, inferKind(tc.event))
