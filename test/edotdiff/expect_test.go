@@ -195,4 +195,3 @@ func globalLabels(body []byte) map[string]any {
 	_ = json.Unmarshal(bytes.TrimSpace(line), &m) // no metadata: no global labels
 	return m.Metadata.Labels
 }
-
