@@ -70,7 +70,7 @@ func newAPMMetrics(ctx context.Context, set connector.Settings, cfg *Config) (*a
 	lsmSet := processor.Settings{ID: set.ID, TelemetrySettings: set.TelemetrySettings, BuildInfo: set.BuildInfo}
 	lsmFactory := lsmintervalprocessor.NewFactory()
 	lsmSet.ID = component.NewIDWithName(lsmFactory.Type(), set.ID.Name())
-	store, err := lsmFactory.CreateMetrics(ctx, lsmSet, cfg.lsmConfig(), sink)
+	store, err := lsmFactory.CreateMetrics(ctx, lsmSet, cfg.storeConfig(), sink)
 	if err != nil {
 		return nil, err
 	}
@@ -260,10 +260,7 @@ func (c *apmMetrics) seriesLocked() int {
 }
 
 func (c *apmMetrics) shortestInterval() time.Duration {
-	if a := c.cfg.Aggregation; a != nil && len(a.Intervals) > 0 {
-		return a.Intervals[0]
-	}
-	return defaultIntervals[0]
+	return c.cfg.intervals()[0]
 }
 
 // pendingFor returns the pending sums of the context's client metadata (the metadata_keys' values).
