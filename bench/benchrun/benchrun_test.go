@@ -377,19 +377,23 @@ func TestSpanDocBytesInReport(t *testing.T) {
 func TestReportLinesAreShort(t *testing.T) {
 	g := loadgen.Result{}
 	g.Status.Missed, g.Status.Transport = 123456, 654321
-	r := &report{Section: "## Elasticsearch down during the load (make bench-es-down)", Results: "bench/results/es-down.jsonl",
+	r := &report{
+		Section: "## Elasticsearch down during the load (make bench-es-down)", Results: "bench/results/es-down.jsonl",
 		Command: "make bench-latency-2p BENCH_FLAGS='-modes memory -protocols otlp-grpc,otlp-http,zipkin-json,jaeger-thrift-http,ddtrace-v0.4'",
 		Machine: "2 x AMD EPYC 7763 64-Core Processor (online CPUs 0-1)", LoadAvg: "1.07 1.18 1.18 2/85 3411", GoVersion: "go1.26.8",
 		Duration: "30s", RateFraction: 0.5, ESDown: true, SaturationSource: "bench/results/pipeline.jsonl of 2026-12-01 12:44 UTC",
 		CollectorEnv: []string{"GOMAXPROCS=2"}, Settings: []string{"processors::batch::send_batch_size=4096"},
 		Runs: []run{
-			{Collector: "tracegate", Mode: "memory", Protocol: "jaeger-thrift-http", Variant: "document ids on (default), third", Rate: 1535.5, Gen: g,
+			{
+				Collector: "tracegate", Mode: "memory", Protocol: "jaeger-thrift-http", Variant: "document ids on (default), third", Rate: 1535.5, Gen: g,
 				CPUPercent: 99.9, PeakRSSMB: 1234.5, SpansInES: 1000000, SpansPerCoreSec: 123456, SpanDocBytes: 1444, AcceptedSpansPerSec: 123456,
-				ClientLoadCPUPercent: 99, Error: "1 of 1000000 acknowledged spans reached the stand-in (gave up waiting)"},
+				ClientLoadCPUPercent: 99, Error: "1 of 1000000 acknowledged spans reached the stand-in (gave up waiting)",
+			},
 			{Collector: "tracegate", Mode: "memory", Protocol: "otlp-grpc", Gen: g, ClientLoadCPUPercent: 99},
 			{Collector: "stock", Mode: "memory", Protocol: "otlp-grpc", Gen: g},
 			{Collector: floorCollector, Mode: floorMode, Protocol: "otlp-grpc", Gen: g},
-		}}
+		},
+	}
 	for i, line := range strings.Split(r.markdown(), "\n") {
 		if n := len([]rune(line)); n > 600 {
 			t.Errorf("line %d has %d characters: %s", i+1, n, line)

@@ -142,8 +142,10 @@ func (cfg *Config) Validate() error {
 			key   string
 			limit CardinalityLimit
 		}{
-			{"resource", a.Limits.Resource}, {"scope", a.Limits.Scope},
-			{"metric", a.Limits.Metric}, {"datapoint", a.Limits.Datapoint},
+			{"resource", a.Limits.Resource},
+			{"scope", a.Limits.Scope},
+			{"metric", a.Limits.Metric},
+			{"datapoint", a.Limits.Datapoint},
 		} {
 			if l.limit.MaxCardinality < 0 {
 				errs = append(errs, fmt.Errorf("aggregation.limits.%s.max_cardinality must be 0 (no cap) or more, got %d",

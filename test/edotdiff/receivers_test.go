@@ -49,8 +49,10 @@ func startIntake(t *testing.T, factory receiver.Factory, server func(component.C
 	require.NoError(t, l.Close())
 	cfg := factory.CreateDefaultConfig()
 	server(cfg).NetAddr.Endpoint = addr
-	in := &intake{url: "http://" + addr + "/intake/v2/events",
-		traces: new(consumertest.TracesSink), logs: new(consumertest.LogsSink), metrics: new(consumertest.MetricsSink)}
+	in := &intake{
+		url:    "http://" + addr + "/intake/v2/events",
+		traces: new(consumertest.TracesSink), logs: new(consumertest.LogsSink), metrics: new(consumertest.MetricsSink),
+	}
 	set := receivertest.NewNopSettings(factory.Type())
 	ctx := context.Background()
 	tr, err := factory.CreateTraces(ctx, set, cfg, in.traces)

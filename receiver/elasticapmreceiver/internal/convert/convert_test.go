@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/elastic/apm-data/input/elasticapm"
@@ -14,7 +15,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 	"golang.org/x/sync/semaphore"
-	"slices"
 )
 
 // decodeFile converts testdata/edot/<name>.ndjson in batches of batchSize, returning one Output

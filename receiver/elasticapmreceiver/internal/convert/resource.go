@@ -141,17 +141,12 @@ func putLabels(m pcommon.Map, e *modelpb.APMEvent, global bool) {
 		}
 		if len(v.Values) > 0 {
 			s := m.PutEmptySlice("numeric_labels." + k)
-			s.FromRaw(anySlice(v.Values))
+			s.EnsureCapacity(len(v.Values))
+			for _, n := range v.Values {
+				s.AppendEmpty().SetDouble(n)
+			}
 		} else if v.Value != 0 {
 			m.PutDouble("numeric_labels."+k, v.Value)
 		}
 	}
-}
-
-func anySlice(vs []float64) []any {
-	out := make([]any, len(vs))
-	for i, v := range vs {
-		out[i] = v
-	}
-	return out
 }
