@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/obfuscation"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
@@ -66,6 +67,11 @@ type Config struct {
 	// AgentVersion is the Datadog Agent version reported in /info and Datadog-Agent-Version.
 	// Tracers switch features on by version; 7.65.0 enables what tracegate supports. Default 7.65.0.
 	AgentVersion string `mapstructure:"agent_version"`
+
+	// Obfuscation hides SQL literals, cache values, query bodies and card numbers as the Datadog
+	// Agent does by default, before spans are translated. On by default; enabled: false turns
+	// every rule off.
+	Obfuscation obfuscation.Config `mapstructure:"obfuscation"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/obfuscation"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
@@ -42,6 +43,7 @@ func createDefaultConfig() component.Config {
 		TraceIDCacheSize:      100_000,
 		Mapping:               translator.MappingSemconv,
 		AgentVersion:          "7.65.0",
+		Obfuscation:           obfuscation.DefaultConfig(),
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/tracegate/tracegate/internal/httpserve"
 	"github.com/tracegate/tracegate/internal/warnonce"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/obfuscation"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
@@ -30,6 +31,7 @@ type ddReceiver struct {
 	obsrep     *receiverhelper.ObsReport
 	telemetry  *metadata.TelemetryBuilder
 	translator *translator.Translator
+	obfuscator *obfuscation.Obfuscator
 	info       []byte        // the /info body
 	state      string        // Datadog-Agent-State: SHA-256 of info
 	slots      chan struct{} // max_concurrent_requests: one token per request being read or decoded
@@ -66,6 +68,7 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddR
 		decodeMemory: semaphore.NewWeighted(cfg.DecodeMemoryMiB << 20),
 		bodies:       bodyBuffers{maxBody: cfg.MaxRequestBodySize},
 		warnings:     warnonce.New(set.Logger),
+		obfuscator:   obfuscation.New(cfg.Obfuscation),
 	}, nil
 }
 
@@ -93,8 +96,10 @@ func (r *ddReceiver) Start(ctx context.Context, host component.Host) error {
 			return fmt.Errorf("ddtrace receiver: set the permissions of %s: %w", r.cfg.NetAddr.Endpoint, err)
 		}
 	}
+	r.obfuscator.Start()
 	r.server, err = httpserve.Start(ctx, host, r.set.TelemetrySettings, &r.cfg.ServerConfig, ln, r.handler())
 	if err != nil {
+		r.obfuscator.Shutdown()
 		return err
 	}
 	r.set.Logger.Info("ddtrace receiver listening", zap.String("endpoint", r.cfg.NetAddr.Endpoint))
@@ -104,6 +109,7 @@ func (r *ddReceiver) Start(ctx context.Context, host component.Host) error {
 // Shutdown stops accepting requests and waits for the ones in flight, within ctx.
 func (r *ddReceiver) Shutdown(ctx context.Context) error {
 	err := r.server.Shutdown(ctx)
+	r.obfuscator.Shutdown()
 	r.telemetry.Shutdown()
 	return err
 }

@@ -145,6 +145,7 @@ func (r *ddReceiver) translateAndConsume(ctx context.Context, ep endpoint, req *
 			payloads[i].Release()
 		}
 	}()
+	r.obfuscate(ctx, payloads)
 	h := headersOf(req)
 	res := r.translator.ToTraces(payloads, h)
 	r.countDropped(ctx, ep, res.Dropped)

@@ -33,6 +33,8 @@ type TelemetryBuilder struct {
 	ReceiverDdtraceRequests               metric.Int64Counter
 	ReceiverDdtraceRequestsRejected       metric.Int64Counter
 	ReceiverDdtraceSpans                  metric.Int64Counter
+	ReceiverDdtraceSpansObfuscated        metric.Int64Counter
+	ReceiverDdtraceSpansUnparsableSQL     metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -104,6 +106,18 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ReceiverDdtraceSpans, err = builder.meter.Int64Counter(
 		"otelcol.receiver.ddtrace.spans",
 		metric.WithDescription("Spans received by endpoint version and outcome (accepted by the pipeline, refused by it, or dropped as invalid). [Alpha]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverDdtraceSpansObfuscated, err = builder.meter.Int64Counter(
+		"otelcol.receiver.ddtrace.spans.obfuscated",
+		metric.WithDescription("Spans in which an obfuscation rule changed a value (the resource or a tag), by rule. A span can count under two rules (credit_cards and that of its type). [Alpha]"),
+		metric.WithUnit("{span}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverDdtraceSpansUnparsableSQL, err = builder.meter.Int64Counter(
+		"otelcol.receiver.ddtrace.spans.unparsable_sql",
+		metric.WithDescription("Spans whose SQL statement (resource or query tag) could not be parsed and was replaced with 'Non-parsable SQL query', as the Datadog Agent does. [Alpha]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)

@@ -131,3 +131,35 @@ func AssertEqualReceiverDdtraceSpans(t *testing.T, tt *componenttest.Telemetry, 
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
+
+func AssertEqualReceiverDdtraceSpansObfuscated(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol.receiver.ddtrace.spans.obfuscated",
+		Description: "Spans in which an obfuscation rule changed a value (the resource or a tag), by rule. A span can count under two rules (credit_cards and that of its type). [Alpha]",
+		Unit:        "{span}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol.receiver.ddtrace.spans.obfuscated")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualReceiverDdtraceSpansUnparsableSQL(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol.receiver.ddtrace.spans.unparsable_sql",
+		Description: "Spans whose SQL statement (resource or query tag) could not be parsed and was replaced with 'Non-parsable SQL query', as the Datadog Agent does. [Alpha]",
+		Unit:        "{span}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol.receiver.ddtrace.spans.unparsable_sql")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}

@@ -26,6 +26,8 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ReceiverDdtraceRequests.Add(context.Background(), 1)
 	tb.ReceiverDdtraceRequestsRejected.Add(context.Background(), 1)
 	tb.ReceiverDdtraceSpans.Add(context.Background(), 1)
+	tb.ReceiverDdtraceSpansObfuscated.Add(context.Background(), 1)
+	tb.ReceiverDdtraceSpansUnparsableSQL.Add(context.Background(), 1)
 	AssertEqualReceiverDdtraceClientDroppedP0Spans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -45,6 +47,12 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverDdtraceSpans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualReceiverDdtraceSpansObfuscated(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualReceiverDdtraceSpansUnparsableSQL(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 
