@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/obfuscation"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/ratesampler"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
@@ -72,6 +73,11 @@ type Config struct {
 	// Agent does by default, before spans are translated. On by default; enabled: false turns
 	// every rule off.
 	Obfuscation obfuscation.Config `mapstructure:"obfuscation"`
+
+	// RateByService computes the per-service sampling rates the replies to /v0.4, /v0.5 and /v0.7
+	// send to tracers, as the Datadog Agent's priority sampler does. Off by default: tracers are
+	// told to keep every trace.
+	RateByService ratesampler.Config `mapstructure:"rate_by_service"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/obfuscation"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/ratesampler"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
@@ -44,6 +45,7 @@ func createDefaultConfig() component.Config {
 		Mapping:               translator.MappingSemconv,
 		AgentVersion:          "7.65.0",
 		Obfuscation:           obfuscation.DefaultConfig(),
+		RateByService:         ratesampler.DefaultConfig(),
 	}
 }
 

@@ -29,15 +29,15 @@ type agentInfo struct {
 }
 
 type infoConfig struct {
-	DefaultEnv      string `json:"default_env"`
-	TargetTPS       int    `json:"target_tps"`
-	MaxEPS          int    `json:"max_eps"`
-	ReceiverPort    int    `json:"receiver_port"`
-	ReceiverSocket  string `json:"receiver_socket"`
-	ConnectionLimit int    `json:"connection_limit"`
-	ReceiverTimeout int    `json:"receiver_timeout"`
-	MaxRequestBytes int64  `json:"max_request_bytes"`
-	StatsdPort      int    `json:"statsd_port"`
+	DefaultEnv      string  `json:"default_env"`
+	TargetTPS       float64 `json:"target_tps"` // rate_by_service's target, 0 when it is off
+	MaxEPS          int     `json:"max_eps"`
+	ReceiverPort    int     `json:"receiver_port"`
+	ReceiverSocket  string  `json:"receiver_socket"`
+	ConnectionLimit int     `json:"connection_limit"`
+	ReceiverTimeout int     `json:"receiver_timeout"`
+	MaxRequestBytes int64   `json:"max_request_bytes"`
+	StatsdPort      int     `json:"statsd_port"`
 }
 
 // buildInfo returns the /info body and its SHA-256 in hex, the Datadog-Agent-State value.
@@ -60,6 +60,9 @@ func buildInfo(cfg *Config) ([]byte, string, error) {
 			MaxRequestBytes: cfg.MaxRequestBodySize,
 			StatsdPort:      8125,
 		},
+	}
+	if cfg.RateByService.Enabled {
+		info.Config.TargetTPS = cfg.RateByService.TargetTracesPerSecond
 	}
 	if cfg.NetAddr.Transport == "unix" {
 		info.Config.ReceiverSocket = cfg.NetAddr.Endpoint

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confignet"
@@ -20,6 +21,7 @@ import (
 	"github.com/tracegate/tracegate/internal/warnonce"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/obfuscation"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/ratesampler"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
@@ -39,6 +41,9 @@ type ddReceiver struct {
 	decodeMemory *semaphore.Weighted
 	bodies       bodyBuffers
 	warnings     *warnonce.Warner
+
+	rates *ratesampler.Sampler // rate_by_service; nil when off
+	clock func() time.Time     // rate_by_service's clock; nil: time.Now
 
 	server *httpserve.Server
 }
@@ -69,6 +74,7 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddR
 		bodies:       bodyBuffers{maxBody: cfg.MaxRequestBodySize},
 		warnings:     warnonce.New(set.Logger),
 		obfuscator:   obfuscation.New(cfg.Obfuscation),
+		rates:        newRateSampler(cfg),
 	}, nil
 }
 

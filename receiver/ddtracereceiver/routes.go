@@ -12,7 +12,7 @@ import (
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 )
 
-// rateBody tells every tracer to keep 100% of its traces: tracegate samples nothing away.
+// rateBody tells every tracer to keep 100% of its traces: the reply while rate_by_service is off.
 var rateBody = []byte(`{"rate_by_service":{"service:,env:":1}}` + "\n")
 
 var okBody = []byte("OK\n")
@@ -23,7 +23,9 @@ type endpoint struct {
 	decode   func(contentType string, body []byte) ([]payload.Payload, error)
 	rates    bool // reply with the rate body (v0.4 and later) rather than "OK"
 	jsonOnly bool // legacy routes refuse msgpack with 415
-	attrs    endpointAttrs
+	// forwarded: chunks another Datadog Agent sampled and sent on; not counted for rate_by_service.
+	forwarded bool
+	attrs     endpointAttrs
 }
 
 // endpointAttrs are the telemetry attribute sets every accepted request of an endpoint records
@@ -53,7 +55,7 @@ func traceEndpoints() map[string]endpoint {
 		"/v0.4/traces":     {name: "v0.4", decode: decodeByMediaType, rates: true},
 		"/v0.5/traces":     {name: "v0.5", decode: single(payload.DecodeV05), rates: true},
 		"/v0.7/traces":     {name: "v0.7", decode: single(payload.DecodeV07), rates: true},
-		"/api/v0.2/traces": {name: "api-v0.2", decode: decodeAgentPayload},
+		"/api/v0.2/traces": {name: "api-v0.2", decode: decodeAgentPayload, forwarded: true},
 	}
 	for path, ep := range eps {
 		ep.attrs = newEndpointAttrs(ep.name)

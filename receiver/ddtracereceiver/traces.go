@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/ratesampler"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
@@ -26,21 +27,22 @@ func (r *ddReceiver) tracesHandler(ep endpoint) http.Handler {
 		if rep != nil {
 			status = rep.status
 		}
-		writeReply(w, ep, status, rep)
+		writeReply(w, req, ep, status, rep, r.rates)
 		r.countRequest(req.Context(), req, ep, status, spans, rep)
 	})
 }
 
 // writeReply answers as the agent does: taken and refused payloads get the route's success body
 // (tracers parse the rates from it), errors their text.
-func writeReply(w http.ResponseWriter, ep endpoint, status int, rep *reply) {
+func writeReply(w http.ResponseWriter, req *http.Request, ep endpoint, status int, rep *reply, rates *ratesampler.Sampler) {
 	switch {
 	case rep != nil && !rep.refused:
 		http.Error(w, rep.body, status)
 	case ep.rates:
 		w.Header().Set("Content-Type", "application/json")
+		body := rateReplyBody(w, req, rates)
 		w.WriteHeader(status)
-		_, _ = w.Write(rateBody)
+		_, _ = w.Write(body)
 	default:
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(status)
@@ -138,6 +140,7 @@ func (r *ddReceiver) translateAndConsume(ctx context.Context, ep endpoint, req *
 	if err != nil {
 		return 0, &decodeError{err}
 	}
+	r.countRates(ctx, ep, req, payloads)
 	// The traces hold none of the payloads' memory, only their strings; the payloads are kept
 	// until the pipeline took the traces, for a re-offer (consumeWaiting).
 	defer func() {

@@ -29,6 +29,9 @@ type TelemetryBuilder struct {
 	ReceiverDdtraceClientDroppedP0Spans   metric.Int64Counter
 	ReceiverDdtraceClientDroppedP0Traces  metric.Int64Counter
 	ReceiverDdtraceEventAttributesDropped metric.Int64Counter
+	ReceiverDdtraceRateByServiceServices  metric.Int64Gauge
+	ReceiverDdtraceRateByServiceUntracked metric.Int64Counter
+	ReceiverDdtraceRateByServiceUpdates   metric.Int64Counter
 	ReceiverDdtraceRequestSize            metric.Int64Histogram
 	ReceiverDdtraceRequests               metric.Int64Counter
 	ReceiverDdtraceRequestsRejected       metric.Int64Counter
@@ -82,6 +85,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol.receiver.ddtrace.event_attributes.dropped",
 		metric.WithDescription("Span event attributes past the 128 an event keeps, dropped (each event also counts its own in dropped_attributes_count). [Alpha]"),
 		metric.WithUnit("{attribute}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverDdtraceRateByServiceServices, err = builder.meter.Int64Gauge(
+		"otelcol.receiver.ddtrace.rate_by_service.services",
+		metric.WithDescription("(service, env) pairs rate_by_service computes a rate for, at its last computation (every 5 s while traces arrive); at most rate_by_service.max_services. [Alpha]"),
+		metric.WithUnit("{service}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverDdtraceRateByServiceUntracked, err = builder.meter.Int64Counter(
+		"otelcol.receiver.ddtrace.rate_by_service.untracked",
+		metric.WithDescription("Trace chunks of (service, env) pairs past rate_by_service.max_services - counted in the total traffic only; their tracers get the default rate. [Alpha]"),
+		metric.WithUnit("{trace}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ReceiverDdtraceRateByServiceUpdates, err = builder.meter.Int64Counter(
+		"otelcol.receiver.ddtrace.rate_by_service.updates",
+		metric.WithDescription("Changes of the rate_by_service table sent to tracers (each a new Datadog-Rates-Payload-Version). [Alpha]"),
+		metric.WithUnit("{update}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ReceiverDdtraceRequestSize, err = builder.meter.Int64Histogram(

@@ -69,6 +69,52 @@ func AssertEqualReceiverDdtraceEventAttributesDropped(t *testing.T, tt *componen
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualReceiverDdtraceRateByServiceServices(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol.receiver.ddtrace.rate_by_service.services",
+		Description: "(service, env) pairs rate_by_service computes a rate for, at its last computation (every 5 s while traces arrive); at most rate_by_service.max_services. [Alpha]",
+		Unit:        "{service}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol.receiver.ddtrace.rate_by_service.services")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualReceiverDdtraceRateByServiceUntracked(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol.receiver.ddtrace.rate_by_service.untracked",
+		Description: "Trace chunks of (service, env) pairs past rate_by_service.max_services - counted in the total traffic only; their tracers get the default rate. [Alpha]",
+		Unit:        "{trace}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol.receiver.ddtrace.rate_by_service.untracked")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualReceiverDdtraceRateByServiceUpdates(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol.receiver.ddtrace.rate_by_service.updates",
+		Description: "Changes of the rate_by_service table sent to tracers (each a new Datadog-Rates-Payload-Version). [Alpha]",
+		Unit:        "{update}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol.receiver.ddtrace.rate_by_service.updates")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualReceiverDdtraceRequestSize(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.HistogramDataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol.receiver.ddtrace.request.size",

@@ -22,6 +22,9 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ReceiverDdtraceClientDroppedP0Spans.Add(context.Background(), 1)
 	tb.ReceiverDdtraceClientDroppedP0Traces.Add(context.Background(), 1)
 	tb.ReceiverDdtraceEventAttributesDropped.Add(context.Background(), 1)
+	tb.ReceiverDdtraceRateByServiceServices.Record(context.Background(), 1)
+	tb.ReceiverDdtraceRateByServiceUntracked.Add(context.Background(), 1)
+	tb.ReceiverDdtraceRateByServiceUpdates.Add(context.Background(), 1)
 	tb.ReceiverDdtraceRequestSize.Record(context.Background(), 1)
 	tb.ReceiverDdtraceRequests.Add(context.Background(), 1)
 	tb.ReceiverDdtraceRequestsRejected.Add(context.Background(), 1)
@@ -35,6 +38,15 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverDdtraceEventAttributesDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualReceiverDdtraceRateByServiceServices(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualReceiverDdtraceRateByServiceUntracked(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualReceiverDdtraceRateByServiceUpdates(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverDdtraceRequestSize(t, testTel,

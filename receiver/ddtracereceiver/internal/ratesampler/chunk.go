@@ -1,0 +1,135 @@
+package ratesampler
+
+import (
+	"unicode/utf8"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
+)
+
+// DefaultEnv is the env of traces that carry none: the Datadog Agent's default_env, which
+// tracegate's /info reports too. Rates for it are also sent with an empty env, which is what a
+// tracer without DD_ENV looks up.
+const DefaultEnv = "none"
+
+// The agent's limits on a service name and a tag value: longer names are cut, so that a hostile
+// tracer cannot make the rate table large.
+const (
+	maxServiceLen = 100
+	maxEnvLen     = 200
+)
+
+// Tracer priorities the rates act on: the tracer's own automatic decisions. Priorities set by a
+// user or a sampling rule (2, -1) are what the user asked for, and are not counted.
+const (
+	autoReject = 0
+	autoKeep   = 1
+)
+
+// The metric of the sampling priority on v0.3–v0.5 spans, and of the rates a trace was already
+// sampled at (the tracer's _sample_rate, an upstream agent's pre-sampler rate).
+const (
+	priorityMetric   = "_sampling_priority_v1"
+	clientRateMetric = "_sample_rate"
+	preSamplerMetric = "_dd1.sr.rapre"
+)
+
+// rootOf returns the span the agent takes as a chunk's root: the last span without a parent, else
+// (a partial flush) the last span whose parent is not in the chunk, else the last span.
+func rootOf(spans []payload.Span) *payload.Span {
+	for i := len(spans) - 1; i >= 0; i-- {
+		if spans[i].ParentID == 0 {
+			return &spans[i]
+		}
+	}
+	if len(spans) > 64 {
+		return orphanByMap(spans)
+	}
+	for i := len(spans) - 1; i >= 0; i-- {
+		if !hasSpan(spans, spans[i].ParentID) {
+			return &spans[i]
+		}
+	}
+	return &spans[len(spans)-1]
+}
+
+func hasSpan(spans []payload.Span, id uint64) bool {
+	for i := range spans {
+		if spans[i].SpanID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// orphanByMap is rootOf's fallback for long chunks, where a quadratic search would cost more than
+// a map.
+func orphanByMap(spans []payload.Span) *payload.Span {
+	ids := make(map[uint64]struct{}, len(spans))
+	for i := range spans {
+		ids[spans[i].SpanID] = struct{}{}
+	}
+	for i := len(spans) - 1; i >= 0; i-- {
+		if _, ok := ids[spans[i].ParentID]; !ok {
+			return &spans[i]
+		}
+	}
+	return &spans[len(spans)-1]
+}
+
+// priorityOf is the chunk's sampling priority, found where the agent looks: the chunk's own
+// (v0.7), the root's metric, then the first span that carries one.
+func priorityOf(c *payload.Chunk, root *payload.Span) (int, bool) {
+	if c.Priority != payload.PriorityNone {
+		return int(c.Priority), true
+	}
+	if p, ok := root.Metric(priorityMetric); ok {
+		return int(p), true
+	}
+	for i := range c.Spans {
+		if p, ok := c.Spans[i].Metric(priorityMetric); ok {
+			return int(p), true
+		}
+	}
+	return 0, false
+}
+
+// envOf is the chunk's env: the payload's (v0.7), else the root's env tag, else another span's,
+// else DefaultEnv.
+func envOf(p *payload.Payload, c *payload.Chunk, root *payload.Span) string {
+	if p.Env != "" {
+		return p.Env
+	}
+	if env, ok := root.MetaValue("env"); ok && env != "" {
+		return env
+	}
+	for i := range c.Spans {
+		if env, ok := c.Spans[i].MetaValue("env"); ok && env != "" {
+			return env
+		}
+	}
+	return DefaultEnv
+}
+
+// weightOf is how many traces the chunk stands for: 1 / the rates it was already sampled at, each
+// taken only when it is a rate (in (0, 1]).
+func weightOf(root *payload.Span) float64 {
+	return 1 / (rateMetric(root, clientRateMetric) * rateMetric(root, preSamplerMetric))
+}
+
+func rateMetric(s *payload.Span, key string) float64 {
+	if r, ok := s.Metric(key); ok && r > 0 && r <= 1 {
+		return r
+	}
+	return 1
+}
+
+// cut shortens s to at most n bytes, at a character boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
