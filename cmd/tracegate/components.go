@@ -29,6 +29,7 @@ import (
 	batchprocessor "go.opentelemetry.io/collector/processor/batchprocessor"
 	bufferprocessor "github.com/tracegate/tracegate/processor/bufferprocessor"
 	elasticmappingprocessor "github.com/tracegate/tracegate/processor/elasticmappingprocessor"
+	tracesamplingprocessor "github.com/tracegate/tracegate/processor/tracesamplingprocessor"
 	elasticapmprocessor "github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor"
 	filterprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/filterprocessor"
 	transformprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor"
@@ -127,6 +128,7 @@ func components() (otelcol.Factories, error) {
 		batchprocessor.NewFactory(),
 		bufferprocessor.NewFactory(),
 		elasticmappingprocessor.NewFactory(),
+		tracesamplingprocessor.NewFactory(),
 		elasticapmprocessor.NewFactory(),
 		filterprocessor.NewFactory(),
 		transformprocessor.NewFactory(),
@@ -146,6 +148,7 @@ func components() (otelcol.Factories, error) {
 		batchprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/batchprocessor v0.148.0",
 		bufferprocessor.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
 		elasticmappingprocessor.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
+		tracesamplingprocessor.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
 		elasticapmprocessor.NewFactory().Type(): "github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor v0.36.0",
 		filterprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/filterprocessor v0.148.0",
 		transformprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor v0.148.0",

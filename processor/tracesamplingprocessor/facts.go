@@ -2,6 +2,8 @@ package tracesamplingprocessor
 
 import (
 	"encoding/binary"
+	"math"
+	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -11,17 +13,17 @@ import (
 // Attributes the receivers write that the decisions read; the semantic conventions have no name
 // for them.
 const (
-	attrPriority        = "sampling.priority"   // ddtrace: the chunk's sampling priority, on one span
-	attrUnsampled       = "transaction.sampled" // elasticapm: false on a transaction the agent did not sample
-	attrResourceName    = "resource.name"       // ddtrace: the span's resource
-	attrOperationName   = "operation.name"      // ddtrace: the span's operation name
-	attrSpanType        = "span.type"           // ddtrace: web, db, cache, ...
-	attrHTTPStatusOld   = "http.status_code"    // older conventions and the datadogreceiver mapping
-	attrEnvironmentOld  = "deployment.environment"
-	webSpanType         = "web"
-	priorityNone        = int64(-128) // no span of the trace carries a priority
-	priorityUserKeep    = 2
-	datakitRateScale    = 10000
+	attrPriority       = "sampling.priority"   // ddtrace: the chunk's sampling priority, on one span
+	attrUnsampled      = "transaction.sampled" // elasticapm: false on a transaction the agent did not sample
+	attrResourceName   = "resource.name"       // ddtrace: the span's resource
+	attrOperationName  = "operation.name"      // ddtrace: the span's operation name
+	attrSpanType       = "span.type"           // ddtrace: web, db, cache, ...
+	attrHTTPStatusOld  = "http.status_code"    // older conventions and the datadogreceiver mapping
+	attrEnvironmentOld = "deployment.environment"
+	webSpanType        = "web"
+	priorityNone       = int64(-128) // no span of the trace carries a priority
+	priorityUserKeep   = 2
+	datakitRateScale   = 10000
 )
 
 // spanRef locates a span in the batch.
@@ -119,4 +121,20 @@ func envOf(res pcommon.Resource) string {
 func isUnsampledTransaction(s ptrace.Span) bool {
 	v, ok := s.Attributes().Get(attrUnsampled)
 	return ok && v.Type() == pcommon.ValueTypeBool && !v.Bool()
+}
+
+// priorityOf reads a sampling.priority value: an integer from the ddtrace receiver, a double or a
+// string where a client set the OpenTracing tag itself; anything else leaves prev.
+func priorityOf(v pcommon.Value, prev int64) int64 {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int()
+	case pcommon.ValueTypeDouble:
+		return int64(math.Floor(v.Double()))
+	case pcommon.ValueTypeStr:
+		if n, err := strconv.ParseInt(v.Str(), 10, 64); err == nil {
+			return n
+		}
+	}
+	return prev
 }

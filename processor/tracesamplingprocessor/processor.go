@@ -203,7 +203,7 @@ func (p *samplingProcessor) note(sc *scratch, s ptrace.Span, ref spanRef, servic
 	attrs := s.Attributes()
 	if p.datadog != nil {
 		if v, ok := attrs.Get(attrPriority); ok {
-			t.priority = v.Int()
+			t.priority = priorityOf(v, t.priority)
 		}
 	}
 	if p.elasticDrop && !sc.anyUnsampled {

@@ -216,3 +216,16 @@ func assertTraces(t *testing.T, tel *componenttest.Telemetry, decision, reason s
 	}
 	assert.True(t, found, "no count for %s/%s", decision, reason)
 }
+
+// OpenTracing clients (Jaeger, Zipkin, the OTLP shim) set sampling.priority themselves, as a
+// double or a string.
+func TestPriorityValueTypes(t *testing.T) {
+	p, _ := newTestProcessor(t, nil)
+	in := batch(
+		spanSpec{trace: 1, id: 1, service: "a", priority: priorityNone, attrs: map[string]any{attrPriority: 1.0}},
+		spanSpec{trace: 2, id: 1, service: "a", priority: priorityNone, attrs: map[string]any{attrPriority: 0.0}},
+		spanSpec{trace: 3, id: 1, service: "a", priority: priorityNone, attrs: map[string]any{attrPriority: "-1"}},
+		spanSpec{trace: 4, id: 1, service: "a", priority: priorityNone, attrs: map[string]any{attrPriority: "high"}},
+	)
+	assert.ElementsMatch(t, []uint64{1, 4}, keys(process(t, p, in)))
+}

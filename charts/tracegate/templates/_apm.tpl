@@ -16,7 +16,7 @@ service:
       exporters: [apmmetrics]
     traces/out:
       receivers: [apmmetrics]
-      processors: [buffer]
+      processors: [tracesampling, buffer]
       exporters: [elasticsearch]
     logs:
       processors: [memory_limiter, elasticmapping, elasticapm]
