@@ -73,9 +73,14 @@ lint: $(GOLANGCI_LINT) ## gofmt (our code; generated cmd/tracegate excluded), go
 check-licences: ## fail when a file outside testdata/ carries another project's licence header or licence text
 	@scripts/check-licence-headers.sh
 
-validate-configs: build ## validate every file in configs/, and each with every configs/elasticsearch overlay
+# What the examples need from the environment (their headers say so); placeholders, for validation only.
+EXAMPLE_ENV = TRACEGATE_ENVIRONMENT=validation TRACEGATE_REDACTION_KEY=validation-only-key-of-32-bytes-x
+
+validate-configs: build ## validate every file in configs/, each with every configs/elasticsearch overlay, and every configs/examples overlay on configs/default.yaml
 	@for c in $(CONFIGS); do ./$(BINARY) validate --config $$c && echo "valid: $$c" || exit 1; \
 		for o in configs/elasticsearch/*.yaml; do ./$(BINARY) validate --config $$c --config $$o && echo "valid: $$c + $$o" || exit 1; done; done
+	@for e in configs/examples/*.yaml; do $(EXAMPLE_ENV) ./$(BINARY) validate --config configs/default.yaml --config $$e && \
+		echo "valid: configs/default.yaml + $$e" || exit 1; done
 
 unit-test: ## unit tests of our packages (race detector on)
 	$(GO) test $(TEST_FLAGS) -race $$($(GO) list $(PKGS) | grep -v /test/e2e)
@@ -186,10 +191,12 @@ bench-tools: build build-stock
 	$(GO) build -o bin/tracegen ./bench/tracegen
 	$(GO) build -o bin/benchrun ./bench/benchrun
 
-bench-go: ## Go benchmarks of the hot paths (ddtrace and Elastic APM intake decoding, HTTP handlers, buffer, apmmetrics connector), -benchmem
+bench-go: ## Go benchmarks of the hot paths (ddtrace and Elastic APM intake decoding, HTTP handlers, buffer, apmmetrics connector, tracesampling), -benchmem
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./receiver/ddtracereceiver/ ./receiver/elasticapmreceiver/ ./processor/bufferprocessor/...
 	@# Not -bench .: BenchmarkMemory takes a minute per run (-bench Memory -benchtime 1x).
 	$(GO) test -run '^$$' -bench ConsumeTraces -benchmem -benchtime 20000x -count 1 ./connector/apmmetricsconnector/
+	@# The inputs are copied outside the timer: a fixed count keeps the run short.
+	$(GO) test -run '^$$' -bench ProcessTraces -benchmem -benchtime 3000x -count 1 ./processor/tracesamplingprocessor/
 
 clean: ## remove build output
 	rm -rf bin cmd/tracegate/tracegate bench/tracegate-stock/tracegate-stock
