@@ -4,6 +4,7 @@ package ddquiet
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -50,10 +51,21 @@ var Defaults = map[string]string{
 
 // Apply re-executes the program with the missing Defaults in its environment; it returns only when
 // none is missing. program names the program in its error message.
-func Apply(program string) {
+func Apply(program string) { apply(program, Defaults) }
+
+// ApplyAgentSampling is Apply without DD_TRACE_SAMPLE_RATE: with no sampling rule the tracer
+// decides each trace by the rates the intake replies with (priority 1 or 0), instead of keeping
+// every trace by rule (priority 2).
+func ApplyAgentSampling(program string) {
+	defaults := maps.Clone(Defaults)
+	delete(defaults, "DD_TRACE_SAMPLE_RATE")
+	apply(program, defaults)
+}
+
+func apply(program string, defaults map[string]string) {
 	env := os.Environ()
 	missing := false
-	for k, v := range Defaults {
+	for k, v := range defaults {
 		if _, set := os.LookupEnv(k); !set {
 			env = append(env, k+"="+v)
 			missing = true
