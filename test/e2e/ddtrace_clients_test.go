@@ -49,6 +49,8 @@ type ddSentSpan struct {
 	Error    bool               `json:"error"`
 	Meta     map[string]string  `json:"meta"`
 	Metrics  map[string]float64 `json:"metrics"`
+	// SamplingPriority is the tracer's decision, on the root's line (send.js only).
+	SamplingPriority *int `json:"sampling_priority"`
 }
 
 // TestDDTraceGo sends traces with dd-trace-go v2 through tracegate's ddtrace receiver.

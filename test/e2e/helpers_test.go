@@ -69,6 +69,8 @@ type gatewayOptions struct {
 	esVersion string
 	beforeRun func(t *testing.T, es *esstandin.Server)
 	env       []string // added to tracegate's environment
+	// extraConfig is YAML merged over the configs (a test's own settings), as a last --config.
+	extraConfig string
 }
 
 func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
@@ -139,6 +141,13 @@ func (g *gateway) choosePorts(o gatewayOptions) (collectorproc.Options, error) {
 	args := []string{"--config", filepath.Join(repoRoot, "configs", o.config)}
 	for _, ov := range o.overlays {
 		args = append(args, "--config", filepath.Join(repoRoot, "configs", ov))
+	}
+	if o.extraConfig != "" {
+		extra := filepath.Join(filepath.Dir(g.bufferDir), "extra.yaml")
+		if err := os.WriteFile(extra, []byte(o.extraConfig), 0o600); err != nil {
+			return collectorproc.Options{}, err
+		}
+		args = append(args, "--config", extra)
 	}
 	g.opts = collectorproc.Options{
 		Binary:    g.binary,

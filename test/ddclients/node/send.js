@@ -3,6 +3,7 @@
 // send.js sends traces to a Datadog trace intake (a Datadog Agent, or tracegate's ddtrace receiver)
 // with the real Node.js tracer, dd-trace, and prints what it sent as JSON lines, one per span, in
 // the format of test/ddclients/cmd/ddgo-send, so a test can look for every span at the other end.
+// The root's line also carries the trace's sampling priority.
 //
 // Every trace is a server span ("http.request", as dd-trace's http plugin names it) with a client
 // child ("inventory.lookup") that finishes with an error.
@@ -94,6 +95,10 @@ function makeTrace (i) {
       error: false,
       meta: rootMeta,
       metrics: rootMetrics,
+      // The tracer's decision for the trace (2 kept, -1 rejected by DD_TRACE_SAMPLE_RATE; 1 or 0
+      // from the intake's rate_by_service), made when the root finished. dd-trace 5.x has no
+      // public accessor for it; the tests pin the tracer's version.
+      sampling_priority: root.context()._sampling.priority,
     },
     {
       trace_id: child.context().toTraceId(true),
