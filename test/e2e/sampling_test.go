@@ -2,12 +2,22 @@ package e2e
 
 import (
 	"context"
+	enc "encoding/binary"
 	"encoding/json"
+	"maps"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
@@ -76,23 +86,7 @@ func checkKeptOnly(ctx context.Context, t *testing.T, g *gateway, kept, rejected
 	t.Helper()
 	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	for {
-		stored := storedSpans(t, g.es.Documents())
-		n := 0
-		for id := range kept {
-			if stored[id] == 2 {
-				n++
-			}
-		}
-		if n == len(kept) {
-			break
-		}
-		select {
-		case <-waitCtx.Done():
-			t.Fatalf("%d of the %d traces the tracer kept are stored whole", n, len(kept))
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	waitForTraces(waitCtx, t, g, kept)
 	dropped := metricSum(t, g, "otelcol_processor_tracesampling_traces_total", `decision="dropped"`, `reason="priority_user_reject"`)
 	g.stopAndFlush(t)
 	stored := storedSpans(t, g.es.Documents())
@@ -151,4 +145,97 @@ func transactionCount(metrics map[string][]apmDoc) float64 {
 		}
 	}
 	return sum
+}
+
+// TestDatakitSamplingRateAgrees: two tracegate processes with Datakit's sampling_rate 0.3 given
+// the same OpenTelemetry traces store exactly the same traces: every failing one, and among the
+// others those whose id's low 64 bits modulo 10000 are at most 3000 (Datakit's rule).
+func TestDatakitSamplingRateAgrees(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	opts := gatewayOptions{config: "default.yaml", extraConfig: "processors:\n  tracesampling:\n    datakit:\n      sampling_rate: 0.3\n"}
+	a, b := startGatewayWith(t, opts), startGatewayWith(t, opts)
+	spans, failing := otelTraces(ctx, t, 400, 20)
+	want := map[string]bool{}
+	for _, s := range spans {
+		id := s.SpanContext().TraceID()
+		if failing[id.String()] || enc.BigEndian.Uint64(id[8:])%10000 <= 3000 {
+			want[id.String()] = true
+		}
+	}
+	var stored [2]map[string]int
+	for i, g := range []*gateway{a, b} {
+		exportOTLP(ctx, t, g.endpoints.OTLPHTTP, spans)
+		waitForTraces(ctx, t, g, want)
+		g.stopAndFlush(t)
+		stored[i] = storedSpans(t, g.es.Documents())
+	}
+	if len(stored[0]) != len(want) || !maps.Equal(stored[0], stored[1]) {
+		t.Fatalf("stored %d and %d traces, want the same %d in both", len(stored[0]), len(stored[1]), len(want))
+	}
+	for id := range failing {
+		if stored[0][id] != 2 {
+			t.Errorf("failing trace %s: %d spans stored, want 2", id, stored[0][id])
+		}
+	}
+}
+
+// otelTraces makes n traces of a server root and a child with the OpenTelemetry Go SDK; every
+// failEvery-th child fails. It returns the ended spans and the ids of the failing traces.
+func otelTraces(ctx context.Context, t *testing.T, n, failEvery int) ([]sdktrace.ReadOnlySpan, map[string]bool) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "e2e-datakit-rate"))))
+	defer func() { _ = tp.Shutdown(ctx) }()
+	tracer := tp.Tracer("github.com/tracegate/tracegate/test/e2e")
+	failing := map[string]bool{}
+	for i := range n {
+		rootCtx, root := tracer.Start(ctx, "GET /items", trace.WithSpanKind(trace.SpanKindServer))
+		_, child := tracer.Start(rootCtx, "load item")
+		if i%failEvery == 0 {
+			child.SetStatus(codes.Error, "item not found")
+			failing[root.SpanContext().TraceID().String()] = true
+		}
+		child.End()
+		root.End()
+	}
+	return rec.Ended(), failing
+}
+
+// exportOTLP sends spans over OTLP/HTTP in requests of 100.
+func exportOTLP(ctx context.Context, t *testing.T, endpoint string, spans []sdktrace.ReadOnlySpan) {
+	t.Helper()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(endpoint), otlptracehttp.WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = exp.Shutdown(context.WithoutCancel(ctx)) }()
+	for i := 0; i < len(spans); i += 100 {
+		if err := exp.ExportSpans(ctx, spans[i:min(i+100, len(spans))]); err != nil {
+			t.Fatalf("export: %v", err)
+		}
+	}
+}
+
+// waitForTraces waits until every trace in want has its two spans stored.
+func waitForTraces(ctx context.Context, t *testing.T, g *gateway, want map[string]bool) {
+	t.Helper()
+	for {
+		stored := storedSpans(t, g.es.Documents())
+		n := 0
+		for id := range want {
+			if stored[id] == 2 {
+				n++
+			}
+		}
+		if n == len(want) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d of %d traces stored whole", n, len(want))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
