@@ -53,8 +53,12 @@ func TestComponents(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"receivers":  {"ddtrace", "elasticapm", "jaeger", "otlp", "zipkin"},
-		"processors": {"batch", "buffer", "elasticapm", "elasticmapping", "memory_limiter"},
+		"receivers": {"ddtrace", "elasticapm", "jaeger", "otlp", "zipkin"},
+		"processors": {
+			"attributes", "batch", "buffer", "elasticapm", "elasticmapping", "filter", "memory_limiter",
+			"probabilistic_sampler", "redaction", "resource", "resourcedetection", "tail_sampling", "tracesampling", "transform",
+		},
+		// k8s_attributes is built in but not listed, as otlp_grpc and otlp_http are not (deprecated aliases).
 		"connectors": {"apmmetrics", "elasticapm", "forward"},
 		// otlp_grpc and otlp_http are built in but not listed: see testdata/otlp-exporters.yaml.
 		"exporters":  {"debug", "elasticsearch"},
