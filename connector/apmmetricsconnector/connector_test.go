@@ -211,6 +211,22 @@ func histogramOf(m pmetric.Metric) pmetric.HistogramDataPoint {
 
 // A span sampled at 50 % (an OpenTelemetry threshold in its tracestate) counts twice; a success
 // adds 1 per count to event.success_count, so that sum / value_count stays the success rate.
+// An Elastic APM agent's transaction sampled at 20 % stands for 5 (span.representative_count);
+// an unsampled one whose agent reports its sample rate stands for none, as APM Server counts them.
+func TestElasticRepresentativeCount(t *testing.T) {
+	c, store, _ := newTestConnector(t, createDefaultConfig())
+	require.NoError(t, c.Start(t.Context(), componenttest.NewNopHost()))
+	td := ptrace.NewTraces()
+	span(t, td, "checkout", transactionAttrs, func(s ptrace.Span) { s.Attributes().PutDouble("span.representative_count", 5) })
+	span(t, td, "checkout", transactionAttrs, func(s ptrace.Span) { s.Attributes().PutDouble("span.representative_count", 0) })
+	span(t, td, "checkout", transactionAttrs, func(ptrace.Span) {})
+	c.countTraces(t.Context(), td)
+	require.NoError(t, c.Shutdown(t.Context()))
+	md := store.all()[0]
+	sum := value(t, md, "service_summary", "service_summary", func(m pmetric.Metric) int64 { return m.Sum().DataPoints().At(0).IntValue() })
+	assert.Equal(t, int64(6), sum, "5 for the sampled transaction, 0 for the unsampled one, 1 for the plain span")
+}
+
 func TestSampledSpansCountAsTheirAdjustedCount(t *testing.T) {
 	c, store, _ := newTestConnector(t, createDefaultConfig())
 	require.NoError(t, c.Start(t.Context(), componenttest.NewNopHost()))

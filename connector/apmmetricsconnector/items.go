@@ -124,6 +124,16 @@ func adjustedCount(ts pcommon.TraceState) (float64, error) {
 	return ot.AdjustedCount(), nil
 }
 
+// representativeCount is how many events an Elastic APM agent's transaction or span stands for
+// (span.representative_count, 1/sample_rate; 0 for an unsampled transaction of an agent that
+// reports its sample rate, as APM Server counts it), 1 for spans of other clients.
+func representativeCount(attrs pcommon.Map) float64 {
+	if v, ok := attrs.Get("span.representative_count"); ok && v.Type() == pcommon.ValueTypeDouble && v.Double() >= 0 {
+		return v.Double()
+	}
+	return 1
+}
+
 // addSpan counts one span into the metrics it belongs to. It reports false when the span's
 // tracestate could not be parsed (the span is then counted once).
 func (c *counter) addSpan(s *sums, res [2]*resourceSums, span ptrace.Span) bool {
@@ -134,6 +144,12 @@ func (c *counter) addSpan(s *sums, res [2]*resourceSums, span ptrace.Span) bool 
 	}
 	f := &c.facts
 	f.attrs = span.Attributes()
+	if adjusted == 1 {
+		adjusted = representativeCount(f.attrs)
+	}
+	if adjusted < 1 {
+		return valid // stands for no event
+	}
 	f.isRoot = rootValues[boolIndex(span.ParentSpanID().IsEmpty())]
 	f.span, f.nameMade = span, false
 	f.count = int64(adjusted)
