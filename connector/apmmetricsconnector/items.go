@@ -125,11 +125,13 @@ func adjustedCount(ts pcommon.TraceState) (float64, error) {
 }
 
 // representativeCount is how many events an Elastic APM agent's transaction or span stands for
-// (span.representative_count, 1/sample_rate; 0 for an unsampled transaction of an agent that
+// (transaction. or span.representative_count, 1/sample_rate; 0 for an unsampled transaction of an agent that
 // reports its sample rate, as APM Server counts it), 1 for spans of other clients.
 func representativeCount(attrs pcommon.Map) float64 {
-	if v, ok := attrs.Get("span.representative_count"); ok && v.Type() == pcommon.ValueTypeDouble && v.Double() >= 0 {
-		return v.Double()
+	for _, k := range [...]string{"transaction.representative_count", "span.representative_count"} {
+		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeDouble && v.Double() >= 0 {
+			return v.Double()
+		}
 	}
 	return 1
 }

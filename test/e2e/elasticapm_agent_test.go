@@ -29,6 +29,7 @@ type apmAgentRequest struct {
 	ComputeSpanID        string `json:"compute_span_id"`
 	BackendTransactionID string `json:"backend_transaction_id"`
 	Error                string `json:"error"`
+	Sampled              *bool  `json:"sampled"`
 }
 
 // runAPMNodeAgent runs app.js against the receiver at endpoint with REQUESTS=requests and returns

@@ -239,3 +239,69 @@ func waitForTraces(ctx context.Context, t *testing.T, g *gateway, want map[strin
 		}
 	}
 }
+
+// TestElasticAPMUnsampledTransactions: elastic-apm-node at transactionSampleRate 0.2, told the
+// server is 7.17 so that it sends its unsampled transactions too (an 8.0+ server gets only the
+// sampled ones). Through the Kibana APM overlay: the sampled transactions are stored, the
+// unsampled ones are not, and the transaction metrics count what APM Server counts: each sampled
+// transaction for 5 (1/sample_rate), each unsampled one for none.
+func TestElasticAPMUnsampledTransactions(t *testing.T) {
+	t.Parallel() // mostly waiting for a minute's edge
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	g := startGatewayWith(t, gatewayOptions{config: "default.yaml", overlays: []string{"elasticsearch/apm.yaml"}})
+	const service = "e2e-apm-unsampled"
+	reqs := runAPMNodeAgent(ctx, t, g.endpoints.ElasticAPM, service, 100,
+		"APM_TRANSACTION_SAMPLE_RATE=0.2", "APM_SERVER_VERSION=7.17.0")
+	sampled, unsampled := map[string]bool{}, map[string]bool{}
+	for _, r := range reqs {
+		ids := []string{r.TransactionID}
+		if r.BackendTransactionID != "" {
+			ids = append(ids, r.BackendTransactionID) // the same decision: it follows its caller
+		}
+		for _, id := range ids {
+			if r.Sampled != nil && *r.Sampled {
+				sampled[id] = true
+			} else {
+				unsampled[id] = true
+			}
+		}
+	}
+	if len(sampled) == 0 || len(unsampled) < len(sampled) {
+		t.Fatalf("%d sampled and %d unsampled transactions: not a 20 %% sample", len(sampled), len(unsampled))
+	}
+	want := float64(5 * len(sampled))
+	docs, ok := waitForDocs(ctx, t, g.es, func(docs []apmDoc) bool {
+		return transactionCount(apmServiceMetrics(docs, service)) >= want
+	})
+	if got := transactionCount(apmServiceMetrics(docs, service)); !ok || got != want {
+		counts := map[string]int{}
+		for _, d := range docs {
+			if d.attr("processor.event") == "transaction" {
+				counts[d.attr("span.representative_count")+"/"+d.attr("transaction.sampled")]++
+			}
+		}
+		t.Fatalf("aggregated transactions: %v, want 5 × %d sampled; stored transactions by representative count/sampled: %v", got, len(sampled), counts)
+	}
+	dropped := metricSum(t, g, "otelcol_processor_tracesampling_traces_total", `reason="unsampled_transaction"`)
+	if int(dropped) != len(unsampled) {
+		t.Errorf("counted %v unsampled transactions dropped, want %d", dropped, len(unsampled))
+	}
+	g.stopAndFlush(t)
+	stored := map[string]bool{}
+	for _, d := range apmDocs(t, g.es) {
+		if strings.HasPrefix(d.index, "traces-") && d.attr("processor.event") == "transaction" {
+			stored[d.SpanID] = true
+		}
+	}
+	for id := range unsampled {
+		if stored[id] {
+			t.Errorf("unsampled transaction %s stored", id)
+		}
+	}
+	for id := range sampled {
+		if !stored[id] {
+			t.Errorf("sampled transaction %s not stored", id)
+		}
+	}
+}

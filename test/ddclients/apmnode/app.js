@@ -32,6 +32,8 @@
 //   APM_SECRET_TOKEN      secretToken (Authorization: Bearer ...)
 //   APM_API_KEY           apiKey (Authorization: ApiKey ...)
 //   APM_LOG_LEVEL         the agent's logLevel, default info
+//   APM_TRANSACTION_SAMPLE_RATE  transactionSampleRate, default 1 (an unsampled transaction has
+//                         no spans: its line says "sampled": false and has no compute_span_id)
 //   --strict              exit 3 if the agent logged at error or fatal
 //
 // The agent's own ELASTIC_APM_* environment variables override all of this (the agent reads them
@@ -110,6 +112,7 @@ const apmOptions = {
   logLevel,
   logger,
 }
+if (process.env.APM_TRANSACTION_SAMPLE_RATE) apmOptions.transactionSampleRate = Number(process.env.APM_TRANSACTION_SAMPLE_RATE)
 if (process.env.APM_SERVER_VERSION) apmOptions.apmServerVersion = process.env.APM_SERVER_VERSION
 if (process.env.APM_SECRET_TOKEN) apmOptions.secretToken = process.env.APM_SECRET_TOKEN
 if (process.env.APM_API_KEY) apmOptions.apiKey = process.env.APM_API_KEY
@@ -141,7 +144,7 @@ function ids () {
   if (cur['trace.id'] !== tx.traceId || cur['transaction.id'] !== tx.id) {
     throw new Error(`currentTraceIds ${JSON.stringify(cur)} disagree with the current transaction ${tx.traceId}/${tx.id}`)
   }
-  return { trace_id: tx.traceId, transaction_id: tx.id }
+  return { trace_id: tx.traceId, transaction_id: tx.id, sampled: tx.sampled }
 }
 
 const app = express()
@@ -158,11 +161,12 @@ app.get('/users/:id', async (req, res, next) => {
     const own = ids()
     const r = await get(`${base}/backend?user=${encodeURIComponent(req.params.id)}`)
     const backend = JSON.parse(r.body)
+    // An unsampled transaction makes no spans.
     const span = apm.startSpan('compute', 'app', 'internal')
-    if (!span) throw new Error('apm.startSpan returned no span')
+    if (!span && own.sampled) throw new Error('apm.startSpan returned no span')
     let sum = 0
     for (let i = 0; i < 1000; i++) sum += i
-    span.end()
+    if (span) span.end()
     res.json({
       id: req.params.id,
       sum,
@@ -170,7 +174,7 @@ app.get('/users/:id', async (req, res, next) => {
       http_span_id: backend.parent_id,
       backend_trace_id: backend.trace_id,
       backend_transaction_id: backend.transaction_id,
-      compute_span_id: span.id,
+      compute_span_id: span ? span.id : '',
     })
   } catch (err) {
     next(err)
@@ -210,7 +214,7 @@ async function main () {
       if (r.status !== want || !body.trace_id || !body.transaction_id) {
         throw new Error(`GET ${path}: ${r.status} ${r.body}`)
       }
-      const line = { route, path, status: r.status, trace_id: body.trace_id, transaction_id: body.transaction_id }
+      const line = { route, path, status: r.status, trace_id: body.trace_id, transaction_id: body.transaction_id, sampled: body.sampled }
       if (route === '/users/:id') {
         Object.assign(line, {
           http_span_id: body.http_span_id,

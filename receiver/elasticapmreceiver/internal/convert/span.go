@@ -118,6 +118,12 @@ func fillTransaction(s ptrace.Span, e *modelpb.APMEvent) {
 		// The enrichment assumes a span it sees was sampled.
 		m.PutBool("transaction.sampled", false)
 	}
+	// How many transactions this one stands for (1/sample_rate; 0 for an unsampled one whose
+	// agent reports its rate): the aggregation counts it so, as APM Server does. The enrichment
+	// writes 1 where it is absent.
+	if n := t.GetRepresentativeCount(); n != 1 {
+		m.PutDouble("transaction.representative_count", n)
+	}
 	if n := t.GetSpanCount(); n != nil {
 		putCount(m, "transaction.span_count.started", n.Started)
 		putCount(m, "transaction.span_count.dropped", n.Dropped)
