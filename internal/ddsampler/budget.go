@@ -4,6 +4,7 @@
 package ddsampler
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -165,9 +166,7 @@ func (b *Budget) DefaultRate() float64 {
 // Rates returns a copy of every rated signature's rate.
 func (b *Budget) Rates() map[uint64]float64 {
 	out := make(map[uint64]float64, len(b.rates))
-	for k, v := range b.rates {
-		out[k] = v
-	}
+	maps.Copy(out, b.rates)
 	return out
 }
 

@@ -72,12 +72,11 @@ func BenchmarkProcessTraces(b *testing.B) {
 				inputs[i] = benchRequest(rng, bc.keepOneIn, bc.otlp)
 			}
 			spans := inputs[0].SpanCount()
-			work := ptrace.NewTraces()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				work = ptrace.NewTraces()
+				work := ptrace.NewTraces()
 				inputs[i%pool].CopyTo(work)
 				b.StartTimer()
 				_, _ = p.processTraces(context.Background(), work)

@@ -86,7 +86,7 @@ func newRecorder(tb *metadata.TelemetryBuilder) *recorder {
 
 func (r *recorder) record(ctx context.Context, c *counts) {
 	for rs := reason(1); rs < numReasons; rs++ {
-		for k := 0; k < 2; k++ {
+		for k := range 2 {
 			if n := c.traces[k][rs]; n > 0 {
 				r.tb.ProcessorTracesamplingTraces.Add(ctx, n, r.traceSet[k][rs])
 			}

@@ -94,22 +94,61 @@ func TestDatakitRules(t *testing.T) {
 		kept   []uint64
 		reason string
 	}{
-		{"close_resource on any span drops the trace", DatakitConfig{SamplingRate: 1, CloseResource: map[string][]string{"*": {"^GET /health$"}}},
-			[]spanSpec{otel(7), health, otel(8)}, []uint64{8}, "close_resource"},
-		{"close_resource of another service", DatakitConfig{SamplingRate: 1, CloseResource: map[string][]string{"billing": {"health"}}},
-			[]spanSpec{otel(7), health}, []uint64{7}, ""},
-		{"close_resource beats an error", DatakitConfig{SamplingRate: 1, CloseResource: map[string][]string{"web": {"health"}}},
-			[]spanSpec{withErr(otel(7)), health}, nil, "close_resource"},
-		{"omit_err_status", DatakitConfig{SamplingRate: 1, OmitErrStatus: []string{"404"}},
-			[]spanSpec{web(1, 404), web(2, 200)}, []uint64{2}, "omit_err_status"},
-		{"an error trace is kept despite omit_err_status", DatakitConfig{SamplingRate: 1, OmitErrStatus: []string{"404"}},
-			[]spanSpec{withErr(web(1, 404))}, []uint64{1}, "error"},
-		{"sampling_rate keeps low ids", DatakitConfig{SamplingRate: 0.1},
-			[]spanSpec{otel(10_000 + 999), otel(10_000 + 1000), otel(10_000 + 1001)}, []uint64{10_999, 11_000}, "sampling_rate"},
-		{"errors bypass the sampler", DatakitConfig{SamplingRate: 0.1},
-			[]spanSpec{withErr(otel(5_000))}, []uint64{5_000}, "error"},
-		{"user keep bypasses the sampler", DatakitConfig{SamplingRate: 0.1},
-			[]spanSpec{dd(5_000, 2), dd(5_001, 1)}, []uint64{5_000}, ""},
+		{
+			"close_resource on any span drops the trace",
+			DatakitConfig{SamplingRate: 1, CloseResource: map[string][]string{"*": {"^GET /health$"}}},
+			[]spanSpec{otel(7), health, otel(8)},
+			[]uint64{8},
+			"close_resource",
+		},
+		{
+			"close_resource of another service",
+			DatakitConfig{SamplingRate: 1, CloseResource: map[string][]string{"billing": {"health"}}},
+			[]spanSpec{otel(7), health},
+			[]uint64{7},
+			"",
+		},
+		{
+			"close_resource beats an error",
+			DatakitConfig{SamplingRate: 1, CloseResource: map[string][]string{"web": {"health"}}},
+			[]spanSpec{withErr(otel(7)), health},
+			nil, "close_resource",
+		},
+		{
+			"omit_err_status",
+			DatakitConfig{SamplingRate: 1, OmitErrStatus: []string{"404"}},
+			[]spanSpec{web(1, 404), web(2, 200)},
+			[]uint64{2},
+			"omit_err_status",
+		},
+		{
+			"an error trace is kept despite omit_err_status",
+			DatakitConfig{SamplingRate: 1, OmitErrStatus: []string{"404"}},
+			[]spanSpec{withErr(web(1, 404))},
+			[]uint64{1},
+			"error",
+		},
+		{
+			"sampling_rate keeps low ids",
+			DatakitConfig{SamplingRate: 0.1},
+			[]spanSpec{otel(10_000 + 999), otel(10_000 + 1000), otel(10_000 + 1001)},
+			[]uint64{10_999, 11_000},
+			"sampling_rate",
+		},
+		{
+			"errors bypass the sampler",
+			DatakitConfig{SamplingRate: 0.1},
+			[]spanSpec{withErr(otel(5_000))},
+			[]uint64{5_000},
+			"error",
+		},
+		{
+			"user keep bypasses the sampler",
+			DatakitConfig{SamplingRate: 0.1},
+			[]spanSpec{dd(5_000, 2), dd(5_001, 1)},
+			[]uint64{5_000},
+			"",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
