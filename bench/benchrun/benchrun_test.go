@@ -153,6 +153,7 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 		{"processors::buffer (without storage)", defBuffer, get(mem, "processors", "buffer")},
 		{"processors::memory_limiter", get(def, "processors", "memory_limiter"), get(mem, "processors", "memory_limiter")},
 		{"processors::elasticmapping", get(def, "processors", "elasticmapping"), get(mem, "processors", "elasticmapping")},
+		{"processors::tracesampling", get(def, "processors", "tracesampling"), get(mem, "processors", "tracesampling")},
 		{"exporters::elasticsearch (without credentials)", defES, get(mem, "exporters", "elasticsearch")},
 		{"the traces pipeline's processors", get(def, "service", "pipelines", "traces", "processors"), get(mem, "service", "pipelines", "traces", "processors")},
 		// Recording the collector's own traces cost the HTTP receivers up to a quarter of their throughput
