@@ -133,7 +133,7 @@ es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:92
 # (<name> is the target without "bench-"; `make bench` writes pipeline.jsonl). The rate-limited
 # runs read the saturation rates `make bench` measured. Long; not part of `make test`.
 BENCH_FLAGS ?=
-BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-intake
+BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-intake bench-sampling
 
 bench_ARGS  =
 bench_TITLE = Pipeline benchmarks
@@ -174,6 +174,10 @@ bench-intake_ARGS  = -collectors tracegate -modes nobuffer,memory -protocols otl
 bench-intake_TITLE = Elastic APM agents' intake against OTLP/HTTP
 bench-intake_HELP  = events per core through the elasticapm receiver against the same spans over OTLP/HTTP, alternated
 
+bench-sampling_ARGS  = -sweep bench/configs/sampling.yaml -protocols ddtrace-v0.4,ddtrace-v0.5 -duration 30s -check
+bench-sampling_TITLE = Datadog sampling priority: spans per core at a 10 % sample rate
+bench-sampling_HELP  = spans per core with the tracers' priority honoured (1 trace in 10 kept) against storing every trace, same load (memory mode)
+
 bench_results = bench/results/$(if $(filter bench,$(1)),pipeline,$(1:bench-%=%)).jsonl
 
 define BENCH_RULE
@@ -191,12 +195,13 @@ bench-tools: build build-stock
 	$(GO) build -o bin/tracegen ./bench/tracegen
 	$(GO) build -o bin/benchrun ./bench/benchrun
 
-bench-go: ## Go benchmarks of the hot paths (ddtrace and Elastic APM intake decoding, HTTP handlers, buffer, apmmetrics connector, tracesampling), -benchmem
+bench-go: ## Go benchmarks of the hot paths (ddtrace and Elastic APM intake decoding, HTTP handlers, buffer, apmmetrics connector, tracesampling, ddtrace filters), -benchmem
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./receiver/ddtracereceiver/ ./receiver/elasticapmreceiver/ ./processor/bufferprocessor/...
 	@# Not -bench .: BenchmarkMemory takes a minute per run (-bench Memory -benchtime 1x).
 	$(GO) test -run '^$$' -bench ConsumeTraces -benchmem -benchtime 20000x -count 1 ./connector/apmmetricsconnector/
 	@# The inputs are copied outside the timer: a fixed count keeps the run short.
 	$(GO) test -run '^$$' -bench ProcessTraces -benchmem -benchtime 3000x -count 1 ./processor/tracesamplingprocessor/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x -count 1 ./receiver/ddtracereceiver/internal/chunkfilter/
 
 clean: ## remove build output
 	rm -rf bin cmd/tracegate/tracegate bench/tracegate-stock/tracegate-stock

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/chunkfilter"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/obfuscation"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/ratesampler"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
@@ -74,6 +75,11 @@ type Config struct {
 	// every rule off.
 	Obfuscation obfuscation.Config `mapstructure:"obfuscation"`
 
+	// Filters drop whole chunks by their root span, as the agent's ignore_resources, filter_tags
+	// and filter_tags_regex do (the same keys, at the top of this receiver's settings), before
+	// anything else looks at them: rate_by_service does not count them and nothing stores them.
+	Filters chunkfilter.Config `mapstructure:",squash"`
+
 	// RateByService computes the per-service sampling rates the replies to /v0.4, /v0.5 and /v0.7
 	// send to tracers, as the Datadog Agent's priority sampler does. Off by default: tracers are
 	// told to keep every trace.
@@ -134,6 +140,10 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.AgentVersion == "" {
 		errs = append(errs, errors.New("agent_version must not be empty"))
+	}
+	if _, err := chunkfilter.New(cfg.Filters); err != nil {
+		// Checked here, not by the section's own Validate: its keys sit at the receiver's top level.
+		errs = append(errs, err)
 	}
 	if cfg.ReadTimeout < 0 {
 		errs = append(errs, fmt.Errorf("read_timeout must not be negative, got %s", cfg.ReadTimeout))

@@ -103,6 +103,7 @@ func TestValidate(t *testing.T) {
 		{"cache too large", func(c *Config) { c.TraceIDCacheSize = 20_000_000 }, "trace_id_cache_size must be between 0 and 10000000, got 20000000"},
 		{"no agent version", func(c *Config) { c.AgentVersion = "" }, "agent_version must not be empty"},
 		{"negative read timeout", func(c *Config) { c.ReadTimeout = -time.Second }, "read_timeout must not be negative, got -1s"},
+		{"bad filter regex", func(c *Config) { c.Filters.FilterTagsRegex.Reject = []string{"env:(prod"} }, "filter_tags_regex.reject: \"env:(prod\": error parsing regexp: missing closing ): `(prod`"},
 		{"unknown mapping", func(c *Config) { c.Mapping = "otel" }, `mapping must be "semconv" or "datadogreceiver", got "otel"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

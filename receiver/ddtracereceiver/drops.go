@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/chunkfilter"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
 
@@ -62,4 +64,30 @@ func headerCount(req *http.Request, name string) int64 {
 		return 0
 	}
 	return n
+}
+
+// filterChunkReasons are the reason attributes of the filters' drops, built once.
+var filterChunkReasons = func() (a [chunkfilter.NumReasons]metric.AddOption) {
+	for r := range chunkfilter.NumReasons {
+		a[r] = metric.WithAttributes(attribute.String("reason", r.String()))
+	}
+	return a
+}()
+
+// filterChunks drops the chunks that ignore_resources and filter_tags reject, and counts them:
+// chunks per reason, and their spans as dropped.
+func (r *ddReceiver) filterChunks(ctx context.Context, ep endpoint, payloads []payload.Payload) {
+	if r.filter == nil {
+		return
+	}
+	c := r.filter.Payloads(payloads)
+	for reason := range chunkfilter.NumReasons {
+		if c.Chunks[reason] == 0 {
+			continue
+		}
+		r.telemetry.ReceiverDdtraceChunksFiltered.Add(ctx, int64(c.Chunks[reason]), filterChunkReasons[reason])
+		r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(c.Spans[reason]), metric.WithAttributes(
+			attribute.String("endpoint", ep.name), attribute.String("outcome", "dropped"), attribute.String("reason", reason.String()),
+		))
+	}
 }

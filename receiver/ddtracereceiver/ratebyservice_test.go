@@ -70,6 +70,12 @@ func rateReceiver(t *testing.T, target float64) (*ddReceiver, *fakeClock) {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.RateByService.Enabled, cfg.RateByService.TargetTracesPerSecond = true, target
+	return rateReceiverWith(t, cfg)
+}
+
+// rateReceiverWith is rateReceiver with the whole configuration given.
+func rateReceiverWith(t *testing.T, cfg *Config) (*ddReceiver, *fakeClock) {
+	t.Helper()
 	r := newTestReceiver(t, cfg, new(consumertest.TracesSink))
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
 	r.clock = clock.time

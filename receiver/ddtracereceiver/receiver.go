@@ -19,6 +19,7 @@ import (
 
 	"github.com/tracegate/tracegate/internal/httpserve"
 	"github.com/tracegate/tracegate/internal/warnonce"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/chunkfilter"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/obfuscation"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/ratesampler"
@@ -34,9 +35,10 @@ type ddReceiver struct {
 	telemetry  *metadata.TelemetryBuilder
 	translator *translator.Translator
 	obfuscator *obfuscation.Obfuscator
-	info       []byte        // the /info body
-	state      string        // Datadog-Agent-State: SHA-256 of info
-	slots      chan struct{} // max_concurrent_requests: one token per request being read or decoded
+	filter     *chunkfilter.Filter // ignore_resources, filter_tags; nil when none is set
+	info       []byte              // the /info body
+	state      string              // Datadog-Agent-State: SHA-256 of info
+	slots      chan struct{}       // max_concurrent_requests: one token per request being read or decoded
 	// decodeMemory is the decode_memory_mib budget, in bytes, shared by the requests in progress.
 	decodeMemory *semaphore.Weighted
 	bodies       bodyBuffers
@@ -63,6 +65,10 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddR
 	if err != nil {
 		return nil, err
 	}
+	filter, err := chunkfilter.New(cfg.Filters)
+	if err != nil {
+		return nil, err
+	}
 	return &ddReceiver{
 		cfg: cfg, set: set, next: next, obsrep: obsrep, telemetry: tb,
 		translator: translator.New(translator.Options{
@@ -74,6 +80,7 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Traces) (*ddR
 		bodies:       bodyBuffers{maxBody: cfg.MaxRequestBodySize},
 		warnings:     warnonce.New(set.Logger),
 		obfuscator:   obfuscation.New(cfg.Obfuscation),
+		filter:       filter,
 		rates:        newRateSampler(cfg),
 	}, nil
 }

@@ -140,6 +140,7 @@ func (r *ddReceiver) translateAndConsume(ctx context.Context, ep endpoint, req *
 	if err != nil {
 		return 0, &decodeError{err}
 	}
+	r.filterChunks(ctx, ep, payloads)
 	r.countRates(ctx, ep, req, payloads)
 	// The traces hold none of the payloads' memory, only their strings; the payloads are kept
 	// until the pipeline took the traces, for a re-offer (consumeWaiting).

@@ -26,6 +26,7 @@ type TelemetryBuilder struct {
 	meter                                 metric.Meter
 	mu                                    sync.Mutex
 	registrations                         []metric.Registration
+	ReceiverDdtraceChunksFiltered         metric.Int64Counter
 	ReceiverDdtraceClientDroppedP0Spans   metric.Int64Counter
 	ReceiverDdtraceClientDroppedP0Traces  metric.Int64Counter
 	ReceiverDdtraceEventAttributesDropped metric.Int64Counter
@@ -69,6 +70,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ReceiverDdtraceChunksFiltered, err = builder.meter.Int64Counter(
+		"otelcol.receiver.ddtrace.chunks.filtered",
+		metric.WithDescription("Trace chunks dropped by ignore_resources or filter_tags / filter_tags_regex (reason - ignore_resources, filter_tags_reject, filter_tags_require); their spans count in otelcol.receiver.ddtrace.spans with outcome dropped and the same reason. [Alpha]"),
+		metric.WithUnit("{trace}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverDdtraceClientDroppedP0Spans, err = builder.meter.Int64Counter(
 		"otelcol.receiver.ddtrace.client.dropped_p0_spans",
 		metric.WithDescription("Unsampled (P0) spans the tracers said they dropped themselves and never sent (Datadog-Client-Dropped-P0-Spans), e.g. dd-trace-py with client-side stats computation on. [Alpha]"),
@@ -126,7 +133,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ReceiverDdtraceSpans, err = builder.meter.Int64Counter(
 		"otelcol.receiver.ddtrace.spans",
-		metric.WithDescription("Spans received by endpoint version and outcome (accepted by the pipeline, refused by it, or dropped as invalid). [Alpha]"),
+		metric.WithDescription("Spans received by endpoint version and outcome (accepted by the pipeline, refused by it, or dropped as invalid or by a filter, with the reason). [Alpha]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)

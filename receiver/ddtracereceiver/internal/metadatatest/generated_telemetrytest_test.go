@@ -19,6 +19,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ReceiverDdtraceChunksFiltered.Add(context.Background(), 1)
 	tb.ReceiverDdtraceClientDroppedP0Spans.Add(context.Background(), 1)
 	tb.ReceiverDdtraceClientDroppedP0Traces.Add(context.Background(), 1)
 	tb.ReceiverDdtraceEventAttributesDropped.Add(context.Background(), 1)
@@ -31,6 +32,9 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ReceiverDdtraceSpans.Add(context.Background(), 1)
 	tb.ReceiverDdtraceSpansObfuscated.Add(context.Background(), 1)
 	tb.ReceiverDdtraceSpansUnparsableSQL.Add(context.Background(), 1)
+	AssertEqualReceiverDdtraceChunksFiltered(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverDdtraceClientDroppedP0Spans(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())

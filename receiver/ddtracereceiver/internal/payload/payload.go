@@ -146,6 +146,53 @@ func (s *Span) Metric(key string) (float64, bool) {
 	return 0, false
 }
 
+// Root returns the span the Datadog Agent takes as the chunk's root: the last span without a parent, else
+// (a partial flush) the last span whose parent is not in the chunk, else the last span; nil for a chunk without spans.
+func (c *Chunk) Root() *Span {
+	spans := c.Spans
+	if len(spans) == 0 {
+		return nil
+	}
+	for i := len(spans) - 1; i >= 0; i-- {
+		if spans[i].ParentID == 0 {
+			return &spans[i]
+		}
+	}
+	if len(spans) > 64 {
+		return orphanByMap(spans)
+	}
+	for i := len(spans) - 1; i >= 0; i-- {
+		if !hasSpan(spans, spans[i].ParentID) {
+			return &spans[i]
+		}
+	}
+	return &spans[len(spans)-1]
+}
+
+func hasSpan(spans []Span, id uint64) bool {
+	for i := range spans {
+		if spans[i].SpanID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// orphanByMap is Root's fallback for long chunks, where a quadratic search would cost more than
+// a map.
+func orphanByMap(spans []Span) *Span {
+	ids := make(map[uint64]struct{}, len(spans))
+	for i := range spans {
+		ids[spans[i].SpanID] = struct{}{}
+	}
+	for i := len(spans) - 1; i >= 0; i-- {
+		if _, ok := ids[spans[i].ParentID]; !ok {
+			return &spans[i]
+		}
+	}
+	return &spans[len(spans)-1]
+}
+
 // SpanCount is the number of spans in the payload.
 func (p *Payload) SpanCount() int {
 	n := 0

@@ -33,49 +33,6 @@ const (
 	preSamplerMetric = "_dd1.sr.rapre"
 )
 
-// rootOf returns the span the agent takes as a chunk's root: the last span without a parent, else
-// (a partial flush) the last span whose parent is not in the chunk, else the last span.
-func rootOf(spans []payload.Span) *payload.Span {
-	for i := len(spans) - 1; i >= 0; i-- {
-		if spans[i].ParentID == 0 {
-			return &spans[i]
-		}
-	}
-	if len(spans) > 64 {
-		return orphanByMap(spans)
-	}
-	for i := len(spans) - 1; i >= 0; i-- {
-		if !hasSpan(spans, spans[i].ParentID) {
-			return &spans[i]
-		}
-	}
-	return &spans[len(spans)-1]
-}
-
-func hasSpan(spans []payload.Span, id uint64) bool {
-	for i := range spans {
-		if spans[i].SpanID == id {
-			return true
-		}
-	}
-	return false
-}
-
-// orphanByMap is rootOf's fallback for long chunks, where a quadratic search would cost more than
-// a map.
-func orphanByMap(spans []payload.Span) *payload.Span {
-	ids := make(map[uint64]struct{}, len(spans))
-	for i := range spans {
-		ids[spans[i].SpanID] = struct{}{}
-	}
-	for i := len(spans) - 1; i >= 0; i-- {
-		if _, ok := ids[spans[i].ParentID]; !ok {
-			return &spans[i]
-		}
-	}
-	return &spans[len(spans)-1]
-}
-
 // priorityOf is the chunk's sampling priority, found where the agent looks: the chunk's own
 // (v0.7), the root's metric, then the first span that carries one.
 func priorityOf(c *payload.Chunk, root *payload.Span) (int, bool) {

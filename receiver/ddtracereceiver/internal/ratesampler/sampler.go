@@ -115,7 +115,7 @@ func (s *Sampler) Count(now time.Time, payloads []payload.Payload, droppedP0 int
 			if len(c.Spans) == 0 {
 				continue
 			}
-			root := rootOf(c.Spans)
+			root := c.Root()
 			if prio, ok := priorityOf(c, root); !ok || (prio != autoReject && prio != autoKeep) {
 				continue
 			}

@@ -278,20 +278,6 @@ func TestSignatureOfChunk(t *testing.T) {
 	}
 }
 
-// TestRootOfLongPartialFlush: a partial flush of more spans than the quadratic search takes.
-func TestRootOfLongPartialFlush(t *testing.T) {
-	spans := make([]payload.Span, 200)
-	for i := range spans {
-		spans[i] = payload.Span{SpanID: uint64(i + 2), ParentID: uint64(i + 1)} // a chain under span 1, absent
-	}
-	spans[0], spans[150] = spans[150], spans[0]
-	assert.Equal(t, uint64(2), rootOf(spans).SpanID)
-	for i := range spans {
-		spans[i].ParentID = spans[(i+1)%len(spans)].SpanID // a cycle: no root at all
-	}
-	assert.Same(t, &spans[len(spans)-1], rootOf(spans))
-}
-
 func TestVersion(t *testing.T) {
 	s := newSampler(10, 100)
 	assert.Empty(t, s.Reply().Version, "no version before the first rates, as the agent")

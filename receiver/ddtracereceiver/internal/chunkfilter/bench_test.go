@@ -1,0 +1,38 @@
+package chunkfilter
+
+import (
+	"testing"
+
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
+)
+
+// BenchmarkPayloads: the filters of the README's example on 100 chunks of 10 spans that all pass
+// them (the common case: every rule is tried), reported per span.
+func BenchmarkPayloads(b *testing.B) {
+	f, err := New(Config{
+		IgnoreResources: []string{"^GET /(health|ready)z?$"},
+		FilterTags:      TagRules{Reject: []string{"http.useragent:kube-probe/1.30"}, Require: []string{"env:prod"}},
+		FilterTagsRegex: TagRules{Reject: []string{"http.url:/internal/"}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	chunks := make([]payload.Chunk, 100)
+	for i := range chunks {
+		spans := make([]payload.Span, 10)
+		for j := range spans {
+			spans[j] = payload.Span{SpanID: uint64(j + 1), ParentID: uint64(j), Resource: "GET /users/?"}
+		}
+		spans[0].Meta = []payload.KV{{Key: "env", Value: "prod"}, {Key: "http.url", Value: "http://shop/users/1"}, {Key: "http.useragent", Value: "curl/8"}}
+		chunks[i] = payload.Chunk{Spans: spans}
+	}
+	p := []payload.Payload{{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		p[0].Chunks = chunks
+		if c := f.Payloads(p); c.Chunks != ([NumReasons]int{}) {
+			b.Fatal("a chunk was dropped")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*1000), "ns/span")
+}
