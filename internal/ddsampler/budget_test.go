@@ -20,6 +20,10 @@ func TestFairShare(t *testing.T) {
 		{"a quiet signature gives its unused share away", 10, []float64{1, 100}, 9},
 		{"two quiet ones", 10, []float64{1, 2, 100}, 7},
 		{"the last one gets what the others left", 10, []float64{1, 2}, 9},
+		{"any order", 10, []float64{100, 2, 1}, 7},
+		{"silent signatures", 10, []float64{0, 0, 100}, 10},
+		{"all below: an even part", 10, []float64{4, 4, 4}, 10.0 / 3},
+		{"no signature", 10, nil, 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -28,8 +32,25 @@ func TestFairShare(t *testing.T) {
 	}
 }
 
+func TestWindow(t *testing.T) {
+	var w window
+	for id := int64(10); id < 16; id++ {
+		w[slot(id)] = float64(id) // buckets 10..15 hold their ids
+	}
+	c := w
+	assert.InDelta(t, 15.0, c.advance(15, 16), 0, "the six buckets before 16: 10..15")
+	assert.Zero(t, c[slot(16)], "16 starts empty")
+	c = w
+	assert.InDelta(t, 15.0, c.advance(15, 21), 0, "before 21: 15 only")
+	assert.Equal(t, window{}, c, "10..14 expired; 15's slot is 21's, which starts empty")
+	c = w
+	assert.Zero(t, c.advance(15, 22), "before 22: none of 10..15")
+	assert.Equal(t, window{}, c)
+	assert.Equal(t, 5, slot(-1), "ids before 1970 still map into the window")
+}
+
 // count feeds sigs at their rates per second for secs seconds, 10 times a second.
-func count(b *Budget, start time.Time, secs int, perSecond map[uint64]int) time.Time {
+func count(b *Budget[uint64], start time.Time, secs int, perSecond map[uint64]int) time.Time {
 	now := start
 	for range secs * 10 {
 		for sig, n := range perSecond {
@@ -41,7 +62,7 @@ func count(b *Budget, start time.Time, secs int, perSecond map[uint64]int) time.
 }
 
 func TestBudgetRates(t *testing.T) {
-	b := NewBudget(10, 100)
+	b := NewBudget[uint64](10, 100)
 	start := time.Unix(1_700_000_000, 0)
 	now := count(b, start, 60, map[uint64]int{1: 100, 2: 1})
 	assert.InDelta(t, 0.09, b.Rate(1), 0.01, "busy: (10 - 1) / 100")
@@ -59,20 +80,24 @@ func TestBudgetRates(t *testing.T) {
 
 	// Silent: its rate climbs back to 1 and then it is forgotten.
 	now = count(b, now, 120, map[uint64]int{2: 1})
-	_, rated := b.Rates()[1]
-	assert.False(t, rated)
+	for sig := range b.Rated() {
+		assert.NotEqual(t, uint64(1), sig, "forgotten")
+	}
 	assert.Equal(t, 1, b.Signatures())
 	_ = now
 }
 
 func TestBudgetBoundsSignatures(t *testing.T) {
-	b := NewBudget(10, 3)
+	b := NewBudget[uint64](10, 3)
 	now := time.Unix(1_700_000_000, 0)
+	untracked := 0
 	for sig := range uint64(10) {
-		b.Count(now, sig, 1)
+		if b.Count(now, sig, 1).Untracked {
+			untracked++
+		}
 	}
 	assert.Equal(t, 3, b.Signatures())
-	assert.Equal(t, int64(7), b.Overflow())
+	assert.Equal(t, 7, untracked)
 }
 
 func TestKeepByRate(t *testing.T) {

@@ -12,10 +12,10 @@ const maxErrorSignatures = 10_000
 
 // errorSampler is the agent's error sampler: chunks with an error, counted per signature, kept at
 // the rate that holds them to errors_per_second in all.
-type errorSampler struct{ budget *ddsampler.Budget }
+type errorSampler struct{ budget *ddsampler.Budget[uint64] }
 
 func newErrorSampler(perSecond float64) *errorSampler {
-	return &errorSampler{budget: ddsampler.NewBudget(perSecond, maxErrorSignatures)}
+	return &errorSampler{budget: ddsampler.NewBudget[uint64](perSecond, maxErrorSignatures)}
 }
 
 func (e *errorSampler) sample(now time.Time, signature, traceID uint64) bool {

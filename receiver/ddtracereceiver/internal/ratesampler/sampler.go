@@ -1,9 +1,9 @@
 // Package ratesampler computes the rate_by_service table the Datadog Agent sends to tracers: per
 // (service, env) of the traces' roots, the share of traces a tracer should keep so that all of
 // them together keep about a target number of traces per second. The algorithm is the agent's
-// priority sampler (pkg/trace/sampler in github.com/DataDog/datadog-agent), written here: traces
-// are counted in 6 buckets of 5 s; at the first count of a new bucket each pair's rate becomes its
-// share of the target over the busiest of its last 6 buckets, rising by at most 20 % a bucket.
+// priority sampler (pkg/trace/sampler in github.com/DataDog/datadog-agent), whose arithmetic is
+// internal/ddsampler's Budget; this package counts chunks by their root's (service, env) and
+// writes the table tracers read.
 package ratesampler
 
 import (
@@ -17,15 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tracegate/tracegate/internal/ddsampler"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
-)
-
-// The agent's constants: a rate may grow 1.2× a bucket, so a 10-fold rise takes 13 buckets (about
-// a minute), while a fall applies at once.
-const (
-	bucketSeconds = 5
-	numBuckets    = 6
-	maxIncrease   = 1.2
 )
 
 // batchSize bounds the distinct signatures a request gathers before taking the lock: most
@@ -51,36 +44,31 @@ type Counted struct {
 
 // Sampler counts traces and computes the rates. Count and Reply are safe for concurrent use.
 type Sampler struct {
-	target float64
-	limit  int
 	prefix string // makes versions unique per process, so replicas never share one
 
 	mu      sync.Mutex
-	sigs    map[Signature]*tracked
-	total   ring // every counted chunk, tracked or not: the default rate's basis
-	bucket  int64
-	started bool
+	budget  *ddsampler.Budget[Signature]
+	keys    map[Signature]keys // each rated signature's table keys, quoted once
 	updates uint64
 
 	reply atomic.Pointer[Reply]
 }
 
-type tracked struct {
-	seen ring
-	rate float64 // 0 until the first computation that saw the signature
-	// The signature's keys in the table, quoted for JSON once: "service:S,env:E", and
-	// "service:S,env:" when E is DefaultEnv (else empty).
-	key, alias string
-}
+// keys are a signature's keys in the table, quoted for JSON: "service:S,env:E", and
+// "service:S,env:" when E is DefaultEnv (else empty).
+type keys struct{ key, alias string }
 
 // New returns a sampler with cfg's target and limit, replying with an empty table (tracers then
 // keep their own default, 1) until the first traces are counted.
 func New(cfg Config) *Sampler {
 	s := &Sampler{
-		target: cfg.TargetTracesPerSecond,
-		limit:  cfg.MaxServices,
 		prefix: rand.Text()[:8],
-		sigs:   make(map[Signature]*tracked),
+		budget: ddsampler.NewBudget[Signature](cfg.TargetTracesPerSecond, cfg.MaxServices),
+		keys:   make(map[Signature]keys),
+	}
+	// The strings point into the request's body: copies keep it from being retained.
+	s.budget.Own = func(sig Signature) Signature {
+		return Signature{Service: strings.Clone(sig.Service), Env: strings.Clone(sig.Env)}
 	}
 	s.reply.Store(&Reply{Body: encode(nil)})
 	return s
@@ -160,94 +148,28 @@ func gather(batch []pending, sig Signature, weight float64) []pending {
 func (s *Sampler) add(now time.Time, batch []pending, res *Counted) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rotated := s.advance(now.Unix() / bucketSeconds)
-	i := slot(s.bucket)
+	rotated := false
 	for _, p := range batch {
-		s.total[i] += p.weight
-		t := s.sigs[p.sig]
-		if t == nil {
-			if len(s.sigs) >= s.limit {
-				res.Untracked += p.chunks
-				continue
-			}
-			t = newTracked(p.sig)
-			// The strings point into the request's body: copies keep it from being retained.
-			s.sigs[Signature{Service: strings.Clone(p.sig.Service), Env: strings.Clone(p.sig.Env)}] = t
+		c := s.budget.Count(now, p.sig, p.weight)
+		rotated = rotated || c.Rotated
+		if c.Untracked {
+			res.Untracked += p.chunks
 		}
-		t.seen[i] += p.weight
 	}
 	if rotated {
 		// After counting, as the agent: the default rate sees the request that began the bucket.
-		res.Rotated, res.Services = true, len(s.sigs)
+		res.Rotated, res.Services = true, s.budget.Signatures()
 		res.Changed = s.publish()
 	}
 }
 
-// advance moves to bucket cur and computes every signature's rate from the buckets before it. A
-// clock that went back keeps counting in the current bucket.
-func (s *Sampler) advance(cur int64) bool {
-	if !s.started {
-		s.started, s.bucket = true, cur
-		return true
-	}
-	if cur <= s.bucket {
-		return false
-	}
-	sigs := make([]*tracked, 0, len(s.sigs))
-	keys := make([]Signature, 0, len(s.sigs))
-	tps := make([]float64, 0, len(s.sigs))
-	for k, t := range s.sigs {
-		sigs, keys = append(sigs, t), append(keys, k)
-		tps = append(tps, t.seen.advance(s.bucket, cur)/bucketSeconds)
-	}
-	s.total.advance(s.bucket, cur)
-	s.bucket = cur
-	part := share(s.target, tps)
-	for i, t := range sigs {
-		t.rate = nextRate(t.rate, part, tps[i])
-		if t.rate == 1 && tps[i] == 0 {
-			delete(s.sigs, keys[i]) // quiet and unconstrained: nothing to tell its tracers
-		}
-	}
-	return true
-}
-
-// nextRate is a signature's rate for the next bucket: its part of the target over what it sent,
-// at most 1, and at most maxIncrease × the previous rate.
-func nextRate(prev, part, tps float64) float64 {
-	rate := 1.0
-	if tps > part {
-		rate = part / tps
-	}
-	if prev > 0 && rate > prev*maxIncrease {
-		rate = prev * maxIncrease
-	}
-	return min(rate, 1)
-}
-
-// share splits target evenly over the signatures' traces per second; what a signature below its
-// part leaves unused is split again among the busier ones. It returns the part of the busiest.
-func share(target float64, tps []float64) float64 {
-	sorted := slices.Clone(tps)
-	slices.Sort(sorted)
-	left := target
-	for i, v := range sorted {
-		part := left / float64(len(sorted)-i)
-		if v >= part || i == len(sorted)-1 {
-			return part
-		}
-		left -= v
-	}
-	return target
-}
-
-func newTracked(sig Signature) *tracked {
-	t := &tracked{key: quote("service:" + sig.Service + ",env:" + sig.Env)}
+func keysOf(sig Signature) keys {
+	k := keys{key: quote("service:" + sig.Service + ",env:" + sig.Env)}
 	// An empty service in the default env would be the default rate's own key.
 	if sig.Env == DefaultEnv && sig.Service != "" {
-		t.alias = quote("service:" + sig.Service + ",env:")
+		k.alias = quote("service:" + sig.Service + ",env:")
 	}
-	return t
+	return k
 }
 
 func quote(s string) string {
@@ -266,25 +188,23 @@ type entry struct {
 
 // publish builds the table from the current rates, and gives it a new version if it changed.
 func (s *Sampler) publish() bool {
-	entries := make([]entry, 0, 2*len(s.sigs)+1)
-	lowest := 1.0
-	for _, t := range s.sigs {
-		if t.rate == 0 {
-			continue // first seen in this bucket: no rate yet
+	entries := make([]entry, 0, 2*s.budget.Signatures()+1)
+	rated := make(map[Signature]keys, len(s.keys))
+	for sig, rate := range s.budget.Rated() {
+		k, ok := s.keys[sig]
+		if !ok {
+			k = keysOf(sig)
 		}
-		lowest = min(lowest, t.rate)
-		entries = append(entries, entry{t.key, t.rate})
-		if t.alias != "" {
-			entries = append(entries, entry{t.alias, t.rate})
+		rated[sig] = k
+		entries = append(entries, entry{k.key, rate})
+		if k.alias != "" {
+			entries = append(entries, entry{k.alias, rate})
 		}
 	}
+	s.keys = rated
 	// Tracers use it for pairs without a rate of their own: the share of the whole traffic,
 	// never more than the most constrained pair's.
-	def := 1.0
-	if all := s.total.peak() / bucketSeconds; all > s.target {
-		def = s.target / all
-	}
-	entries = append(entries, entry{defaultKey, min(def, lowest)})
+	entries = append(entries, entry{defaultKey, s.budget.DefaultRate()})
 	body := encode(entries)
 	old := s.reply.Load()
 	if bytes.Equal(body, old.Body) && old.Version != "" {
@@ -312,32 +232,4 @@ func encode(entries []entry) []byte {
 		b = strconv.AppendFloat(b, e.rate, 'g', -1, 64)
 	}
 	return append(b, "}}\n"...)
-}
-
-// ring holds a count per bucket, the bucket id modulo numBuckets.
-type ring [numBuckets]float64
-
-func slot(id int64) int { return int((id%numBuckets + numBuckets) % numBuckets) }
-
-// advance moves the ring from bucket prev to cur (cur > prev): it returns the largest count of the
-// numBuckets buckets before cur, and clears every bucket older than those, and cur's.
-func (r *ring) advance(prev, cur int64) float64 {
-	peak := 0.0
-	for id := prev - numBuckets + 1; id <= prev; id++ {
-		if id >= cur-numBuckets {
-			peak = max(peak, r[slot(id)])
-		} else {
-			r[slot(id)] = 0
-		}
-	}
-	r[slot(cur)] = 0
-	return peak
-}
-
-func (r *ring) peak() float64 {
-	p := 0.0
-	for _, v := range r {
-		p = max(p, v)
-	}
-	return p
 }

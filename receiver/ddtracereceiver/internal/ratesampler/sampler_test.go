@@ -13,13 +13,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tracegate/tracegate/internal/ddsampler"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 )
 
 // t0 starts a bucket (a multiple of 5 s), so that bucket k begins at t0 + 5k s.
 var t0 = time.Unix(1_700_000_000, 0)
 
-func bucket(k int) time.Time { return t0.Add(time.Duration(k) * bucketSeconds * time.Second) }
+func bucket(k int) time.Time { return t0.Add(time.Duration(k) * ddsampler.BucketSeconds * time.Second) }
 
 // chunks is n one-span chunks of service without env at priority prio, as v0.4 sends them (the
 // priority in the root's metric).
@@ -214,7 +215,7 @@ func TestPriorities(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSampler(10, 100)
 			s.Count(bucket(0), []payload.Payload{{Chunks: []payload.Chunk{tt.chunk}}}, 0)
-			assert.Equal(t, tt.counted, s.total[slot(bucket(0).Unix()/bucketSeconds)] > 0)
+			assert.Equal(t, tt.counted, s.budget.TotalInBucket() > 0)
 		})
 	}
 }
@@ -241,7 +242,8 @@ func TestWeights(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSampler(10, 100)
 			s.Count(bucket(0), []payload.Payload{{Chunks: tt.chunks}}, tt.droppedP0)
-			assert.InDelta(t, tt.want, s.sigs[Signature{"s", DefaultEnv}].seen[slot(bucket(0).Unix()/bucketSeconds)], 1e-12)
+			got, _ := s.budget.InBucket(Signature{"s", DefaultEnv})
+			assert.InDelta(t, tt.want, got, 1e-12)
 		})
 	}
 }
@@ -271,9 +273,9 @@ func TestSignatureOfChunk(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSampler(10, 100)
 			s.Count(bucket(0), []payload.Payload{tt.p}, 0)
-			_, ok := s.sigs[tt.want]
-			assert.Equal(t, tt.wantOK, ok, "tracked: %v", s.sigs)
-			assert.Len(t, s.sigs, 1)
+			_, ok := s.budget.InBucket(tt.want)
+			assert.Equal(t, tt.wantOK, ok)
+			assert.Equal(t, 1, s.budget.Signatures())
 		})
 	}
 }
@@ -311,7 +313,8 @@ func TestClockBackwards(t *testing.T) {
 	s.Count(bucket(5), traffic{"a": 5}.payload(), 0)
 	c := s.Count(bucket(2), traffic{"a": 5}.payload(), 0)
 	assert.False(t, c.Rotated)
-	assert.InDelta(t, 10.0, s.sigs[Signature{"a", DefaultEnv}].seen[slot(bucket(5).Unix()/bucketSeconds)], 1e-12)
+	got, _ := s.budget.InBucket(Signature{"a", DefaultEnv})
+	assert.InDelta(t, 10.0, got, 1e-12)
 }
 
 // TestLongGap: after more than the window without traffic every bucket is empty again.
@@ -324,40 +327,6 @@ func TestLongGap(t *testing.T) {
 	assert.InDelta(t, 0.06, tb["service:,env:"], 1e-12)
 }
 
-func TestShare(t *testing.T) {
-	for _, tt := range []struct {
-		target float64
-		tps    []float64
-		want   float64
-	}{
-		{10, []float64{100}, 10},
-		{10, []float64{100, 100}, 5},
-		{10, []float64{1, 100}, 9},
-		{10, []float64{100, 2, 1}, 7},
-		{10, []float64{0, 0, 100}, 10},
-		{10, []float64{4, 4, 4}, 10.0 / 3},
-		{10, nil, 10},
-	} {
-		assert.InDelta(t, tt.want, share(tt.target, tt.tps), 1e-12, "%v over %v", tt.target, tt.tps)
-	}
-}
-
-func TestRingWindow(t *testing.T) {
-	var r ring
-	for id := int64(10); id < 16; id++ {
-		r[slot(id)] = float64(id) // buckets 10..15 hold their ids
-	}
-	c := r
-	assert.InDelta(t, 15.0, c.advance(15, 16), 0, "the six buckets before 16: 10..15")
-	assert.Zero(t, c[slot(16)], "16 starts empty")
-	c = r
-	assert.InDelta(t, 15.0, c.advance(15, 21), 0, "before 21: 15 only")
-	assert.Equal(t, ring{}, c, "10..14 expired; 15's slot is 21's, which starts empty")
-	c = r
-	assert.Zero(t, c.advance(15, 22), "before 22: none of 10..15")
-	assert.Equal(t, ring{}, c)
-}
-
 // TestConcurrentCount: requests count and read the table at once (run with -race); every chunk
 // is counted once.
 func TestConcurrentCount(t *testing.T) {
@@ -365,17 +334,13 @@ func TestConcurrentCount(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
-			for i := range 50 {
-				s.Count(bucket(i/10), traffic{fmt.Sprint("svc-", g%3): 2}.payload(), 0)
+			for range 50 {
+				s.Count(bucket(0), traffic{fmt.Sprint("svc-", g%3): 2}.payload(), 0)
 				_ = s.Reply().Body
 			}
 		})
 	}
 	wg.Wait()
-	total := 0.0
-	for _, v := range s.total {
-		total += v
-	}
-	// Buckets 0..4 are all in the ring: 8 goroutines × 50 requests × 2 chunks.
-	assert.InDelta(t, 800.0, total, 0)
+	// 8 goroutines × 50 requests × 2 chunks.
+	assert.InDelta(t, 800.0, s.budget.TotalInBucket(), 0)
 }
