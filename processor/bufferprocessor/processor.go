@@ -95,37 +95,9 @@ func (p *bufferProcessor[T]) Start(ctx context.Context, _ component.Host) error 
 		p.logger.Warn("The buffer processor's setting "+u.old+" is deprecated and will be removed: rename it to "+u.current,
 			zap.String("deprecated_key", u.old), zap.String("new_key", u.current))
 	}
-	var writeAhead bool
-	if p.cfg.Storage.HasValue() {
-		s := p.cfg.Storage.Get()
-		writeAhead = s.Mode == ModeWriteAhead
-		dir := filepath.Join(s.Directory, p.sig.subdir())
-		var shared *diskqueue.SharedCapacity
-		shared, p.releaseCapacity = acquireCapacity(s.Directory, s.CapacityMiB<<20)
-		log, st, err := diskqueue.Open(diskqueue.Options{
-			Dir:           dir,
-			CapacityBytes: s.CapacityMiB << 20,
-			Shared:        shared,
-			Fsync:         fsyncPolicy(s.Fsync),
-			FsyncInterval: s.FsyncInterval,
-			FS:            p.fs,
-			OnBackgroundError: func(err error) {
-				p.logger.Error("Disk buffer maintenance failed", zap.Error(err))
-			},
-			OnCorrupt: func() { p.tel.ProcessorBufferCorruptRecords.Add(p.ctx, 1, p.attrs) },
-		})
-		if err != nil {
-			p.releaseCapacity()
-			return fmt.Errorf("storage.directory %q: %w", dir, err)
-		}
-		p.log = log
-		if st.Pending.Records > 0 || st.Corrupt > 0 {
-			p.tel.ProcessorBufferReplayedBatches.Add(ctx, st.Pending.Records, p.attrs)
-			p.tel.ProcessorBufferDuplicatesPossibleBatches.Add(ctx, st.DuplicatesPossible, p.attrs)
-			p.logger.Warn("Replaying what the disk buffer kept from the last run: it is delivered before new data waits long",
-				zap.Int64("batches", st.Pending.Records), zap.Int64(p.sig.field(), st.Pending.Items),
-				zap.Int64("duplicates_possible", st.DuplicatesPossible), zap.Int64("damaged_regions", st.Corrupt))
-		}
+	writeAhead, err := p.openStorage(ctx)
+	if err != nil {
+		return err
 	}
 	p.q = newQueue(queueSettings[T]{
 		sig:        p.sig,
@@ -152,6 +124,43 @@ func (p *bufferProcessor[T]) Start(ctx context.Context, _ component.Host) error 
 		go p.worker()
 	}
 	return nil
+}
+
+// openStorage opens the signal's disk log under storage.directory when storage is configured,
+// and says what the last run left in it. writeAhead reports storage.mode write_ahead.
+func (p *bufferProcessor[T]) openStorage(ctx context.Context) (writeAhead bool, err error) {
+	if !p.cfg.Storage.HasValue() {
+		return false, nil
+	}
+	s := p.cfg.Storage.Get()
+	dir := filepath.Join(s.Directory, p.sig.subdir())
+	var shared *diskqueue.SharedCapacity
+	shared, p.releaseCapacity = acquireCapacity(s.Directory, s.CapacityMiB<<20)
+	log, st, err := diskqueue.Open(diskqueue.Options{
+		Dir:           dir,
+		CapacityBytes: s.CapacityMiB << 20,
+		Shared:        shared,
+		Fsync:         fsyncPolicy(s.Fsync),
+		FsyncInterval: s.FsyncInterval,
+		FS:            p.fs,
+		OnBackgroundError: func(err error) {
+			p.logger.Error("Disk buffer maintenance failed", zap.Error(err))
+		},
+		OnCorrupt: func() { p.tel.ProcessorBufferCorruptRecords.Add(p.ctx, 1, p.attrs) },
+	})
+	if err != nil {
+		p.releaseCapacity()
+		return false, fmt.Errorf("storage.directory %q: %w", dir, err)
+	}
+	p.log = log
+	if st.Pending.Records > 0 || st.Corrupt > 0 {
+		p.tel.ProcessorBufferReplayedBatches.Add(ctx, st.Pending.Records, p.attrs)
+		p.tel.ProcessorBufferDuplicatesPossibleBatches.Add(ctx, st.DuplicatesPossible, p.attrs)
+		p.logger.Warn("Replaying what the disk buffer kept from the last run: it is delivered before new data waits long",
+			zap.Int64("batches", st.Pending.Records), zap.Int64(p.sig.field(), st.Pending.Items),
+			zap.Int64("duplicates_possible", st.DuplicatesPossible), zap.Int64("damaged_regions", st.Corrupt))
+	}
+	return s.Mode == ModeWriteAhead, nil
 }
 
 func fsyncPolicy(s string) diskqueue.FsyncPolicy {
