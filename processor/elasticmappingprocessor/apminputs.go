@@ -53,88 +53,129 @@ func fillAPMInputs(span ptrace.Span, datadog bool) bool {
 	// Room for what the enrichment adds next (up to 14 transaction or span fields): one
 	// allocation instead of the slice doubling two or three times under its Puts.
 	attrs.EnsureCapacity(attrs.Len() + enrichmentAttributes)
-	added := false
-	// Datadog's span types (web, http, sql, cache, ...) are not Elastic's (db, external,
-	// messaging, app): moved aside, span.type is the enrichment's to derive.
-	if v, ok := attrs.Get("span.type"); datadog && ok {
-		value := pcommon.NewValueEmpty() // v points into attrs
-		v.CopyTo(value)
-		attrs.Remove("span.type")
-		if _, taken := attrs.Get("datadog.span.type"); !taken {
-			value.MoveTo(attrs.PutEmpty("datadog.span.type"))
-		}
-		added = true
+	in := spanInputs{attrs: attrs}
+	if datadog {
+		in.moveDatadogSpanType()
 	}
-	if typeEnrichmentInts(attrs) {
-		added = true
-	}
+	in.added = typeEnrichmentInts(attrs) || in.added
 	// Zipkin and Jaeger local spans carry no kind; the specification lets a receiver of
 	// UNSPECIFIED assume INTERNAL, which the enrichment types app/internal (else unknown).
 	if span.Kind() == ptrace.SpanKindUnspecified {
 		span.SetKind(ptrace.SpanKindInternal)
-		added = true
+		in.added = true
 	}
-	put := func(k string, v pcommon.Value) {
-		if _, ok := attrs.Get(k); ok || v.Type() == pcommon.ValueTypeEmpty {
-			return
-		}
-		value := pcommon.NewValueEmpty() // v may point into attrs, which PutEmpty may reallocate
-		v.CopyTo(value)
-		value.MoveTo(attrs.PutEmpty(k))
-		added = true
-	}
-	// Databases: OpenTracing's db.type and db.instance.
-	if !hasAny(attrs, "db.system", "db.system.name") {
-		if v, ok := attrs.Get("db.type"); ok {
-			put("db.system.name", pcommon.NewValueStr(dbSystemOfType(v.AsString())))
-		}
-	}
-	if !hasAny(attrs, "db.name", "db.namespace") {
-		if v, ok := attrs.Get("db.instance"); ok {
-			put("db.namespace", pcommon.NewValueStr(v.AsString()))
-		}
-	}
-	// Messaging: OpenTracing's message_bus.destination.
-	if v, ok := attrs.Get("message_bus.destination"); ok {
-		put("messaging.destination.name", v)
-	}
-	// The peer of an exit span: the enrichment reads server.address (or net.peer.name) only.
-	if k := span.Kind(); (k == ptrace.SpanKindClient || k == ptrace.SpanKindProducer) &&
-		!hasAny(attrs, "server.address", "net.peer.name", "url.full", "http.url") {
-		if v, ok := firstOf(attrs, "peer.hostname", "net.peer.ip", "network.peer.address", "peer.ipv4", "peer.ipv6"); ok {
-			put("server.address", v)
-			if port, ok := firstOf(attrs, "peer.port", "net.peer.port", "network.peer.port"); ok {
-				if n, isInt := asInt(port); isInt {
-					put("server.port", pcommon.NewValueInt(n))
-				}
-			}
-		}
-	}
-	// HTTP: Zipkin's tags are strings, and the enrichment reads an integer status code only.
-	if !hasAny(attrs, "http.response.status_code") {
-		if v, ok := attrs.Get("http.status_code"); ok && v.Type() == pcommon.ValueTypeStr {
-			if n, isInt := asInt(v); isInt {
-				put("http.response.status_code", pcommon.NewValueInt(n))
-			}
-		}
-	}
+	in.derive(openTracingTags)
+	in.peer(span.Kind())
+	in.derive(reshapedInputs)
 	// Errors: an OpenTracing error log (event "error", error.kind, error.object, message, stack)
 	// is what the enrichment makes error documents of, an exception event.
 	for _, ev := range span.Events().All() {
-		if fillExceptionEvent(ev) {
-			added = true
+		in.added = fillExceptionEvent(ev) || in.added
+	}
+	return in.added
+}
+
+// spanInputs adds to a span's attributes and remembers whether it changed them.
+type spanInputs struct {
+	attrs pcommon.Map
+	added bool
+}
+
+// put sets k to a copy of v, unless the span has k or v is empty.
+func (in *spanInputs) put(k string, v pcommon.Value) {
+	if _, ok := in.attrs.Get(k); ok || v.Type() == pcommon.ValueTypeEmpty {
+		return
+	}
+	value := pcommon.NewValueEmpty() // v may point into attrs, which PutEmpty may reallocate
+	v.CopyTo(value)
+	value.MoveTo(in.attrs.PutEmpty(k))
+	in.added = true
+}
+
+// moveDatadogSpanType moves a Datadog tracer's span.type to datadog.span.type: its types (web,
+// http, sql, cache, ...) are not Elastic's (db, external, messaging, app), and span.type is the
+// enrichment's to derive.
+func (in *spanInputs) moveDatadogSpanType() {
+	v, ok := in.attrs.Get("span.type")
+	if !ok {
+		return
+	}
+	value := pcommon.NewValueEmpty() // v points into attrs
+	v.CopyTo(value)
+	in.attrs.Remove("span.type")
+	if _, taken := in.attrs.Get("datadog.span.type"); !taken {
+		value.MoveTo(in.attrs.PutEmpty("datadog.span.type"))
+	}
+	in.added = true
+}
+
+// derivedInput is an attribute the enrichment reads (to), made from one a receiver delivers
+// (from) where the span has neither to nor any of unless. value returns an empty Value where
+// from's value says nothing the enrichment can use.
+type derivedInput struct {
+	from, to string
+	unless   []string
+	value    func(pcommon.Value) pcommon.Value
+}
+
+// derive adds every input of table that the span lacks, in the table's order.
+func (in *spanInputs) derive(table []derivedInput) {
+	for _, d := range table {
+		if hasAny(in.attrs, d.unless...) {
+			continue
+		}
+		if v, ok := in.attrs.Get(d.from); ok {
+			in.put(d.to, d.value(v))
 		}
 	}
-	// RPC: a fully qualified method ("pkg.Service/Method", the conventions since 1.39) names the
-	// service the enrichment uses as the target.
-	if !hasAny(attrs, "rpc.service") {
-		if v, ok := attrs.Get("rpc.method"); ok {
-			if service, _, found := strings.Cut(strings.TrimPrefix(v.AsString(), "/"), "/"); found && service != "" {
-				put("rpc.service", pcommon.NewValueStr(service))
-			}
+}
+
+// openTracingTags: databases (db.type, db.instance) and messaging (message_bus.destination).
+var openTracingTags = []derivedInput{
+	{"db.type", "db.system.name", []string{"db.system"}, func(v pcommon.Value) pcommon.Value {
+		return pcommon.NewValueStr(dbSystemOfType(v.AsString()))
+	}},
+	{"db.instance", "db.namespace", []string{"db.name"}, func(v pcommon.Value) pcommon.Value {
+		return pcommon.NewValueStr(v.AsString())
+	}},
+	{"message_bus.destination", "messaging.destination.name", nil, func(v pcommon.Value) pcommon.Value { return v }},
+}
+
+// reshapedInputs: facts the enrichment reads in another shape. Zipkin's tags are strings, and the
+// enrichment reads an integer status code only; a fully qualified rpc.method ("pkg.Service/Method",
+// the conventions since 1.39) names the service the enrichment uses as the target.
+var reshapedInputs = []derivedInput{
+	{"http.status_code", "http.response.status_code", nil, func(v pcommon.Value) pcommon.Value {
+		if n, isInt := asInt(v); v.Type() == pcommon.ValueTypeStr && isInt {
+			return pcommon.NewValueInt(n)
+		}
+		return pcommon.NewValueEmpty()
+	}},
+	{"rpc.method", "rpc.service", nil, func(v pcommon.Value) pcommon.Value {
+		if service, _, found := strings.Cut(strings.TrimPrefix(v.AsString(), "/"), "/"); found && service != "" {
+			return pcommon.NewValueStr(service)
+		}
+		return pcommon.NewValueEmpty()
+	}},
+}
+
+// peer names the peer of an exit span as the enrichment reads it (server.address, or
+// net.peer.name), from the address and port a Jaeger or Zipkin span gives.
+func (in *spanInputs) peer(kind ptrace.SpanKind) {
+	if (kind != ptrace.SpanKindClient && kind != ptrace.SpanKindProducer) ||
+		hasAny(in.attrs, "server.address", "net.peer.name", "url.full", "http.url") {
+		return
+	}
+	v, ok := firstOf(in.attrs, "peer.hostname", "net.peer.ip", "network.peer.address", "peer.ipv4", "peer.ipv6")
+	if !ok {
+		return
+	}
+	in.put("server.address", v)
+	if port, ok := firstOf(in.attrs, "peer.port", "net.peer.port", "network.peer.port"); ok {
+		if n, isInt := asInt(port); isInt {
+			in.put("server.port", pcommon.NewValueInt(n))
 		}
 	}
-	return added
 }
 
 // typeEnrichmentInts makes the integers the enrichment reads (with Value.Int, which reads a string
@@ -190,18 +231,18 @@ func fillExceptionEvent(ev ptrace.SpanEvent) bool {
 	return true
 }
 
-// dbSystemOfType maps OpenTracing's db.type to db.system.name: "sql" names no system, which the
-// conventions call other_sql.
+// dbSystems maps OpenTracing's db.type (in lower case) to db.system.name where they differ: "sql"
+// names no system, which the conventions call other_sql.
+var dbSystems = map[string]string{
+	"sql":      "other_sql",
+	"postgres": "postgresql", "pg": "postgresql",
+	"mongo": "mongodb",
+	"mssql": "microsoft.sql_server", "sql-server": "microsoft.sql_server", "sqlserver": "microsoft.sql_server",
+}
+
 func dbSystemOfType(t string) string {
-	switch strings.ToLower(t) {
-	case "sql":
-		return "other_sql"
-	case "postgres", "pg":
-		return "postgresql"
-	case "mongo":
-		return "mongodb"
-	case "mssql", "sql-server", "sqlserver":
-		return "microsoft.sql_server"
+	if s, ok := dbSystems[strings.ToLower(t)]; ok {
+		return s
 	}
 	return t
 }
