@@ -2,7 +2,6 @@ package apmmetricsconnector
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/component"
@@ -11,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/tracegate/tracegate/connector/apmmetricsconnector/internal/metadata"
+	"github.com/tracegate/tracegate/internal/sharedcomponent"
 )
 
 // NewFactory returns the apmmetrics connector factory. Its sides keep their signal: a pipeline
@@ -26,44 +26,24 @@ func NewFactory() connector.Factory {
 
 // instances holds one connector per component id and configuration, shared by its sides (one
 // store: a second on the same directory would find it locked, and the service summary of spans
-// and logs is one series).
-var instances = struct {
-	sync.Mutex
-	m map[instanceID]*apmMetrics
-}{m: map[instanceID]*apmMetrics{}}
+// and logs is one series). Each side holds it until its shutdown, so that a new pipeline graph (a
+// reload) builds a new one.
+var instances sharedcomponent.Registry[instanceID, *apmMetrics]
 
 type instanceID struct {
 	id  component.ID
 	cfg *Config
 }
 
-func sharedInstance(ctx context.Context, set connector.Settings, cfg component.Config) (*shared, error) {
-	instances.Lock()
-	defer instances.Unlock()
-	key := instanceID{id: set.ID, cfg: cfg.(*Config)}
-	c, ok := instances.m[key]
-	if !ok {
-		var err error
-		if c, err = newAPMMetrics(ctx, set, key.cfg); err != nil {
-			return nil, err
-		}
-		instances.m[key] = c
-	}
-	return &shared{apmMetrics: c, key: key}, nil
-}
-
-// shared is one side of a shared connector; its shutdown also forgets the instance, so that a
-// new pipeline graph (a reload) builds a new one.
+// shared is one side of a shared connector.
 type shared struct {
 	*apmMetrics
-	key  instanceID
-	side string
+	release func()
+	side    string
 }
 
 func (s *shared) Shutdown(ctx context.Context) error {
-	instances.Lock()
-	delete(instances.m, s.key)
-	instances.Unlock()
+	s.release()
 	return s.sideDown(ctx, s.side)
 }
 
@@ -98,13 +78,13 @@ const (
 
 // newSide registers a side of the instance; Start checks a metrics to metrics side is among them.
 func newSide(ctx context.Context, set connector.Settings, cfg component.Config, side string) (*shared, error) {
-	s, err := sharedInstance(ctx, set, cfg)
+	key := instanceID{id: set.ID, cfg: cfg.(*Config)}
+	c, release, err := instances.Acquire(key, func() (*apmMetrics, error) { return newAPMMetrics(ctx, set, key.cfg) })
 	if err != nil {
 		return nil, err
 	}
-	s.side = side
-	s.addSide()
-	return s, nil
+	c.addSide()
+	return &shared{apmMetrics: c, release: release, side: side}, nil
 }
 
 func createTracesToTraces(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Traces) (connector.Traces, error) {

@@ -1,6 +1,8 @@
-// Package sharedcomponent lets one component instance serve several signals: the collector creates
-// a receiver once per signal (CreateTraces, CreateLogs, ...), but one server on one port must take
-// them all, as contrib's otlpreceiver does with its internal package of the same name.
+// Package sharedcomponent shares one instance among the components the collector creates
+// separately: a receiver once per signal (CreateTraces, CreateLogs, ...), a connector once per
+// pair of pipelines, a processor once per pipeline. One server on one port must take every
+// signal (as contrib's otlpreceiver does with its internal package of the same name), one store
+// must serve every side of a connector, and the buffers of one directory share its capacity.
 package sharedcomponent
 
 import (
@@ -10,32 +12,93 @@ import (
 	"go.opentelemetry.io/collector/component"
 )
 
-// Map holds the shared instances by key (a component id and its configuration).
-type Map[K comparable, V component.Component] struct {
+// Registry holds one value per key for the holders that acquire it: the first holder's create
+// makes it, later holders share it, and it is forgotten when the last holder releases it, so that
+// a new pipeline graph (a reload) makes a new one. The zero Registry is ready to use.
+type Registry[K comparable, V any] struct {
 	mu sync.Mutex
-	m  map[K]*Component[V]
+	m  map[K]*entry[V]
+}
+
+type entry[V any] struct {
+	v       V
+	holders int
+}
+
+// Acquire returns key's value, made by create when no holder has it (an error stores nothing),
+// and the function that releases this holder's share (once, however often it is called).
+func (r *Registry[K, V]) Acquire(key K, create func() (V, error)) (V, func(), error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.m[key]
+	if e == nil {
+		v, err := create()
+		if err != nil {
+			return v, nil, err
+		}
+		e = r.store(key, v)
+	}
+	return e.v, r.hold(key, e), nil
+}
+
+// Share is Acquire for a value whose making cannot fail.
+func (r *Registry[K, V]) Share(key K, create func() V) (V, func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.m[key]
+	if e == nil {
+		e = r.store(key, create())
+	}
+	return e.v, r.hold(key, e)
+}
+
+func (r *Registry[K, V]) store(key K, v V) *entry[V] {
+	if r.m == nil {
+		r.m = map[K]*entry[V]{}
+	}
+	e := &entry[V]{v: v}
+	r.m[key] = e
+	return e
+}
+
+// hold counts a holder of e (under mu) and returns its release.
+func (r *Registry[K, V]) hold(key K, e *entry[V]) func() {
+	e.holders++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			e.holders--
+			if e.holders == 0 {
+				delete(r.m, key)
+			}
+		})
+	}
+}
+
+// Map holds the shared component instances by key (a component id and its configuration).
+type Map[K comparable, V component.Component] struct {
+	r Registry[K, *Component[V]]
 }
 
 // LoadOrStore returns the instance for key, creating it with create the first time.
 func (m *Map[K, V]) LoadOrStore(key K, create func() (V, error)) (*Component[V], error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if c, ok := m.m[key]; ok {
-		return c, nil
-	}
-	v, err := create()
+	c, release, err := m.r.Acquire(key, func() (*Component[V], error) {
+		v, err := create()
+		if err != nil {
+			return nil, err
+		}
+		return &Component[V]{Unwrap: v}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	c := &Component[V]{Unwrap: v, forget: func() {
-		m.mu.Lock()
-		delete(m.m, key)
-		m.mu.Unlock()
-	}}
-	if m.m == nil {
-		m.m = map[K]*Component[V]{}
+	// The instance keeps the first share for every signal it serves (the others are given back
+	// at once), so its first Shutdown forgets it.
+	if !c.keep(release) {
+		release()
 	}
-	m.m[key] = c
 	return c, nil
 }
 
@@ -44,9 +107,14 @@ func (m *Map[K, V]) LoadOrStore(key K, create func() (V, error)) (*Component[V],
 type Component[V component.Component] struct {
 	Unwrap V
 
-	startOnce, stopOnce sync.Once
-	startErr, stopErr   error
-	forget              func()
+	startOnce, stopOnce, keepOnce sync.Once
+	startErr, stopErr             error
+	forget                        func()
+}
+
+func (c *Component[V]) keep(release func()) (kept bool) {
+	c.keepOnce.Do(func() { c.forget, kept = release, true })
+	return kept
 }
 
 // Start starts the instance once.

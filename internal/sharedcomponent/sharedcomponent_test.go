@@ -53,3 +53,53 @@ func TestCreateErrorIsNotStored(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotNil(t, c.Unwrap)
 }
+
+// TestRegistryLastReleaseForgets: holders of a key share one value until the last of them
+// releases it; a release counts once however often it is called.
+func TestRegistryLastReleaseForgets(t *testing.T) {
+	var r Registry[string, *int]
+	made := 0
+	create := func() (*int, error) { made++; v := made; return &v, nil }
+	a, releaseA, err := r.Acquire("x", create)
+	require.NoError(t, err)
+	b, releaseB, err := r.Acquire("x", create)
+	require.NoError(t, err)
+	other, releaseOther, err := r.Acquire("y", create)
+	require.NoError(t, err)
+	assert.Same(t, a, b)
+	assert.NotSame(t, a, other)
+	assert.Equal(t, 2, made)
+
+	releaseA()
+	releaseA()
+	c, releaseC, err := r.Acquire("x", create)
+	require.NoError(t, err)
+	assert.Same(t, a, c, "b still holds x")
+	releaseB()
+	releaseC()
+	releaseOther()
+	assert.Empty(t, r.m)
+
+	d, _, err := r.Acquire("x", create)
+	require.NoError(t, err)
+	assert.NotSame(t, a, d, "x was forgotten: a new value")
+}
+
+func TestRegistryCreateErrorIsNotStored(t *testing.T) {
+	var r Registry[string, *int]
+	_, release, err := r.Acquire("x", func() (*int, error) { return nil, errors.New("boom") })
+	require.EqualError(t, err, "boom")
+	assert.Nil(t, release)
+	assert.Empty(t, r.m)
+}
+
+func TestRegistryShare(t *testing.T) {
+	var r Registry[string, *int]
+	create := func() *int { return new(int) }
+	a, releaseA := r.Share("x", create)
+	b, releaseB := r.Share("x", create)
+	assert.Same(t, a, b)
+	releaseA()
+	releaseB()
+	assert.Empty(t, r.m)
+}
