@@ -267,7 +267,7 @@ type sinkCount struct {
 	counter     *countingConsumer
 }
 
-func newSinkCount(delay time.Duration) *sinkCount { return newSinkCountTo(delay, nil) }
+func newSinkCount() *sinkCount { return newSinkCountTo(0, nil) }
 
 func newSinkCountTo(delay time.Duration, next consumer.Traces) *sinkCount {
 	s := &sinkCount{delay: delay, next: next}

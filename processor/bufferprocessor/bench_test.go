@@ -18,7 +18,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/extension"
@@ -187,12 +186,10 @@ func BenchmarkReplayDrain(b *testing.B) {
 	}
 	require.NoError(b, l.Close())
 	b.SetBytes(int64(len(payload)))
-	sink := new(consumertest.TracesSink)
+	sink := newSinkCount()
 	b.ResetTimer()
 	h := startB(b, diskCfg(dir, ModeWriteAhead, FsyncInterval), sink)
-	for sink.SpanCount() < b.N*100 {
-		time.Sleep(time.Millisecond)
-	}
+	sink.waitSpans(int64(b.N) * 100)
 	b.StopTimer()
 	h.shutdownB(b)
 }
@@ -230,7 +227,7 @@ func BenchmarkConsumeTracesLatency(b *testing.B) {
 				cfg.Storage.Get().CapacityMiB = 4096
 			}
 			cfg.Threads = 8
-			sink := newSinkCount(0)
+			sink := newSinkCount()
 			var downstream consumer.Traces = sink
 			if mode == "overflow_next_down" {
 				downstream = consumerFunc(func(context.Context, ptrace.Traces) error { return errDown })
@@ -443,7 +440,7 @@ func BenchmarkPersistentQueue(b *testing.B) {
 			name = "durability=fsync"
 		}
 		b.Run(name, func(b *testing.B) {
-			pqSink := newSinkCount(0)
+			pqSink := newSinkCount()
 			pq := newPersistentQueueExporter(b, durable, consumers, pqSink)
 			fsync := FsyncInterval
 			if durable {
@@ -453,7 +450,7 @@ func BenchmarkPersistentQueue(b *testing.B) {
 			cfg.Storage.Get().FsyncInterval = 100 * time.Millisecond
 			cfg.Storage.Get().CapacityMiB = 1024
 			cfg.Threads = consumers
-			bufSink := newSinkCount(0)
+			bufSink := newSinkCount()
 			h := startB(b, cfg, bufSink)
 			defer h.shutdownB(b)
 

@@ -48,16 +48,18 @@ type circuitBreaker struct {
 	nextProbe time.Time     // when open: the earliest time for the next probe
 	bo        *backoff      // the probes' schedule (max_elapsed is each delivery's own)
 	retry     RetryConfig
+	clock     clock
 }
 
-func newCircuitBreaker(retry RetryConfig) *circuitBreaker {
-	return &circuitBreaker{retry: retry}
+func newCircuitBreaker(retry RetryConfig, clk clock) *circuitBreaker {
+	return &circuitBreaker{retry: retry, clock: clk}
 }
 
 // failed records a retryable error of an attempt a. It returns
 // true when the breaker opened with it, and the channel closed when a probe succeeds (see
 // recovered).
-func (cb *circuitBreaker) failed(a attempt, now time.Time) (opened bool, recovered <-chan struct{}) {
+func (cb *circuitBreaker) failed(a attempt) (opened bool, recovered <-chan struct{}) {
+	now := cb.clock.Now()
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if cb.state == breakerClosed {
@@ -99,10 +101,11 @@ func (cb *circuitBreaker) succeeded(a attempt) bool {
 
 // abandonProbe gives the probe's turn back without a verdict on the next consumer (the attempt
 // failed permanently: the batch was at fault), so the next delivery may probe at once.
-func (cb *circuitBreaker) abandonProbe(a attempt, now time.Time) {
+func (cb *circuitBreaker) abandonProbe(a attempt) {
 	if a != attemptProbe {
 		return
 	}
+	now := cb.clock.Now()
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	if cb.state == breakerHalfOpen {
@@ -115,7 +118,8 @@ func (cb *circuitBreaker) abandonProbe(a attempt, now time.Time) {
 // (attemptProbe makes the breaker half-open (report the outcome with failed, succeeded or
 // abandonProbe). Otherwise wait until the breaker closes (closed) or until, at most, wait has
 // passed, then ask again.
-func (cb *circuitBreaker) turn(now time.Time) (ok bool, a attempt, wait time.Duration, closed <-chan struct{}) {
+func (cb *circuitBreaker) turn() (ok bool, a attempt, wait time.Duration, closed <-chan struct{}) {
+	now := cb.clock.Now()
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	switch {

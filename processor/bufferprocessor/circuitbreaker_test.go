@@ -31,62 +31,66 @@ func isClosed(c <-chan struct{}) bool {
 // those waiting for a turn.
 func TestCircuitBreakerStates(t *testing.T) {
 	initial := 100 * time.Millisecond
-	cb := newCircuitBreaker(RetryConfig{InitialInterval: initial, MaxInterval: time.Second})
-	t0 := time.Unix(1000, 0)
+	clk := newFakeClock()
+	cb := newCircuitBreaker(RetryConfig{InitialInterval: initial, MaxInterval: time.Second}, clk)
 
-	ok, probe, _, _ := cb.turn(t0)
+	ok, probe, _, _ := cb.turn()
 	require.True(t, ok, "closed: a retry goes at once")
 	require.Equal(t, attemptOrdinary, probe)
 
-	opened, recovered := cb.failed(attemptOrdinary, t0)
+	opened, recovered := cb.failed(attemptOrdinary)
 	require.True(t, opened)
-	again, recovered2 := cb.failed(attemptOrdinary, t0) // a second worker's failure finds it open
+	again, recovered2 := cb.failed(attemptOrdinary) // a second worker's failure finds it open
 	require.False(t, again)
 	require.Equal(t, recovered, recovered2)
 
-	ok, _, wait, closed := cb.turn(t0)
+	ok, _, wait, closed := cb.turn()
 	require.False(t, ok, "open: wait for the probe's time")
 	assert.GreaterOrEqual(t, wait, initial*8/10)
 	assert.LessOrEqual(t, wait, initial*12/10)
 
-	ok, probe, _, _ = cb.turn(t0.Add(wait))
+	clk.Advance(wait - time.Nanosecond)
+	ok, _, _, _ = cb.turn()
+	require.False(t, ok, "not before the probe's time")
+	clk.Advance(time.Nanosecond)
+	ok, probe, _, _ = cb.turn()
 	require.True(t, ok)
 	require.Equal(t, attemptProbe, probe, "the first retry at the probe's time is the probe")
-	ok, _, _, _ = cb.turn(t0.Add(wait + time.Hour))
+	clk.Advance(time.Hour)
+	ok, _, _, _ = cb.turn()
 	require.False(t, ok, "half-open: one probe at a time")
 
-	t1 := t0.Add(wait)
-	cb.failed(attemptProbe, t1)
-	ok, _, wait2, _ := cb.turn(t1)
+	cb.failed(attemptProbe)
+	ok, _, wait2, _ := cb.turn()
 	require.False(t, ok)
 	assert.GreaterOrEqual(t, wait2, 2*initial*8/10, "a failed probe doubles the probes' interval")
 
-	ok, probe, _, _ = cb.turn(t1.Add(wait2))
+	clk.Advance(wait2)
+	ok, probe, _, _ = cb.turn()
 	require.True(t, ok && probe == attemptProbe)
-	cb.abandonProbe(attemptProbe, t1.Add(wait2)) // the batch was at fault: the next may probe at once
-	ok, probe, _, _ = cb.turn(t1.Add(wait2))
+	cb.abandonProbe(attemptProbe) // the batch was at fault: the next may probe at once
+	ok, probe, _, _ = cb.turn()
 	require.True(t, ok && probe == attemptProbe)
 
 	require.False(t, isClosed(closed))
 	require.True(t, cb.succeeded(attemptProbe))
 	assert.True(t, isClosed(closed), "a success wakes the deliveries waiting for a turn")
 	assert.True(t, isClosed(recovered), "a probe's success wakes those waiting their own backoff")
-	ok, probe, _, _ = cb.turn(t1)
+	ok, probe, _, _ = cb.turn()
 	require.True(t, ok)
 	require.Equal(t, attemptOrdinary, probe)
 	require.False(t, cb.succeeded(attemptOrdinary), "already closed")
 
 	// A first attempt's success closes the breaker, but proves nothing about the failing batches:
 	// those waiting their own backoff keep waiting.
-	_, recovered = cb.failed(attemptOrdinary, t1)
-	_, _, _, closed = cb.turn(t1)
+	_, recovered = cb.failed(attemptOrdinary)
+	_, _, _, closed = cb.turn()
 	require.True(t, cb.succeeded(attemptOrdinary))
 	assert.True(t, isClosed(closed))
 	assert.False(t, isClosed(recovered))
 }
 
-// probeCounter is a next consumer that fails while down, taking a little time per call as an
-// exporter encoding a bulk does, and records how many calls overlapped.
+// probeCounter is a next consumer that fails while down and records how many calls overlapped.
 type probeCounter struct {
 	rec         *recorder
 	down        atomic.Bool
@@ -102,39 +106,45 @@ func (c *probeCounter) ConsumeTraces(ctx context.Context, td ptrace.Traces) erro
 	defer c.inFlight.Add(-1)
 	raiseMax(&c.maxInFlight, n)
 	if c.down.Load() {
-		time.Sleep(2 * time.Millisecond)
 		c.failures.Add(1)
 		return errDown
 	}
 	return c.rec.ConsumeTraces(ctx, td)
 }
 
-// TestOutageOneProbeAtATime: with the next consumer down, the workers' retries do not overlap
-// (each would make the exporter encode its bulk for nothing); once it is back, every batch is
-// delivered, without waiting for the workers' own backoff.
+// TestOutageOneProbeAtATime: with the next consumer down, the workers' retries take turns: each
+// time the clock passes every backoff, exactly one of them tries the next consumer (each attempt
+// would make the exporter encode its bulk for nothing). Once it is back, the probe's success
+// delivers every batch without the clock moving: nobody waits out their own backoff.
 func TestOutageOneProbeAtATime(t *testing.T) {
+	const threads = 4
 	cfg := memCfg()
-	cfg.Threads, cfg.MaxBatchItems = 4, 0
+	cfg.Threads, cfg.MaxBatchItems = threads, 0
 	cfg.Retry = RetryConfig{InitialInterval: time.Millisecond, MaxInterval: 4 * time.Millisecond}
+	clk := newFakeClock()
 	next := &probeCounter{rec: newRecorder()}
 	next.down.Store(true)
-	h := start(t, cfg, next, nil)
+	h := start(t, cfg, next, nil, withClock(clk))
 	for i := range 20 {
 		require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(i)))
 	}
-	// Every worker has failed once (their first attempts may overlap), and none is in a call.
-	require.Eventually(t, func() bool { return next.failures.Load() >= 4 && next.inFlight.Load() == 0 },
-		10*time.Second, time.Millisecond)
+	// Every worker failed its first attempt (those may overlap) and waits on its backoff.
+	clk.waitTimers(t, threads)
+	require.Equal(t, int64(threads), next.failures.Load())
 	next.maxInFlight.Store(0)
-	before := next.failures.Load()
-	time.Sleep(300 * time.Millisecond)
-	retries := next.failures.Load() - before
-	require.Positive(t, retries, "the open breaker keeps probing")
+	// max_interval 4 ms + 20 % jitter: each round passes every backoff and the probes' interval.
+	const round = 5 * time.Millisecond
+	for range 10 {
+		before := next.failures.Load()
+		clk.Advance(round)
+		clk.waitTimers(t, threads) // every worker waits again: nothing more happens this round
+		assert.Equal(t, int64(1), next.failures.Load()-before, "one probe per round")
+	}
 	assert.Equal(t, int64(1), next.maxInFlight.Load(), "retries during the outage overlapped")
 
-	// Back up: the probe's success wakes every waiting delivery. The workers' own backoff is at
-	// most 4 ms here, so this checks delivery, not speed.
+	// Back up: the next round's probe succeeds and wakes every waiting delivery.
 	next.down.Store(false)
+	clk.Advance(round)
 	next.rec.waitDistinct(t, 20)
 	h.shutdown(t)
 	assert.Zero(t, next.rec.checkAll(t, rangeIDs(0, 20)))
@@ -181,7 +191,7 @@ func TestOpenBreakerQueuesSerialized(t *testing.T) {
 			h := start(t, cfg, rec, nil)
 			// The worker holds batch 0 in its first attempt (the gate); 1–5 queue decoded.
 			require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(0, 1)))
-			require.Eventually(t, func() bool { return rec.n.Load() == 1 }, 10*time.Second, time.Millisecond)
+			rec.waitFirstCall(t)
 			for i := 1; i <= 5; i++ {
 				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(2*i, 2*i+1)))
 			}
@@ -247,7 +257,7 @@ func TestShutdownSavesSerializedBatches(t *testing.T) {
 // serialized while the breaker is open (the caller keeps it), and the serialized batch decodes to
 // the same.
 func TestQueuePushForm(t *testing.T) {
-	q := newQueue(queueSettings[ptrace.Traces]{sig: tracesSignal{}, maxBatches: 10, onDrop: func(string, int64) {}, logger: zap.NewNop()})
+	q := newQueue(queueSettings[ptrace.Traces]{sig: tracesSignal{}, maxBatches: 10, onDrop: func(string, int64) {}, logger: zap.NewNop(), clock: systemClock{}})
 	td := makeTraces(1, 2, 3)
 	kept, err := q.push(context.Background(), td, int64(td.SpanCount()))
 	require.NoError(t, err)

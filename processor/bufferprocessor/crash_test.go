@@ -84,9 +84,7 @@ func crashChild(t *testing.T, dir string) {
 	}
 	// At least one delivery must have started (and so been marked dispatched) before the kill, or
 	// the duplicates-possible assertion races with the workers on a loaded machine.
-	for deadline := time.Now().Add(time.Minute); rec.n.Load() == 0; time.Sleep(time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "no delivery started")
-	}
+	rec.waitFirstCall(t)
 	fmt.Printf("ACKED %d\n", n)
 	select {} // killed here
 }

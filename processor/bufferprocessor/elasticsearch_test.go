@@ -2,12 +2,15 @@ package bufferprocessor
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/tracegate/tracegate/internal/testbed/esexportertest"
 	"github.com/tracegate/tracegate/internal/testbed/esstandin"
@@ -58,6 +61,24 @@ func TestElasticsearchExporterErrorPropagation(t *testing.T) {
 	}
 }
 
+// failureCounter passes deliveries to the exporter and counts those that failed.
+type failureCounter struct {
+	next     consumer.Traces
+	failures atomic.Int64
+	events   progress // bumped at every failure
+}
+
+func (c *failureCounter) Capabilities() consumer.Capabilities { return c.next.Capabilities() }
+
+func (c *failureCounter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	err := c.next.ConsumeTraces(ctx, td)
+	if err != nil {
+		c.failures.Add(1)
+		c.events.bump()
+	}
+	return err
+}
+
 // TestBufferAheadOfElasticsearchLosesNothing: buffer + exporter (sending_queue disabled); the
 // stand-in refuses connections for a while and comes back: every acknowledged span arrives.
 func TestBufferAheadOfElasticsearchLosesNothing(t *testing.T) {
@@ -71,18 +92,15 @@ func TestBufferAheadOfElasticsearchLosesNothing(t *testing.T) {
 			}
 			cfg.Retry = RetryConfig{InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond}
 			cfg.Threads, cfg.MaxBatchItems = 4, 500
-			h := start(t, cfg, exp, nil)
+			failing := &failureCounter{next: exp}
+			h := start(t, cfg, failing, nil)
 
 			require.NoError(t, es.SetRefusing(true))
 			const batches, per = 40, 25
 			for i := range batches {
 				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(i*per, per)...)))
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for h.sum(t, "processor_buffer_retries", "") < 5 {
-				require.True(t, time.Now().Before(deadline), "no failed deliveries while Elasticsearch is down")
-				time.Sleep(5 * time.Millisecond)
-			}
+			failing.events.waitFor(t, "failed deliveries while Elasticsearch is down", func() bool { return failing.failures.Load() >= 5 })
 			require.NoError(t, es.SetRefusing(false))
 
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

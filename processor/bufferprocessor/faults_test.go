@@ -47,24 +47,34 @@ func (f *readFailFile) ReadAt(b []byte, off int64) (int, error) {
 // Were the worker to exit, `threads` such errors would leave nobody to deliver, memory would fill
 // and every later batch would be refused.
 func TestReadErrorsDoNotStopWorkers(t *testing.T) {
-	defer func(d time.Duration) { readErrorWait = d }(readErrorWait)
-	readErrorWait = 5 * time.Millisecond
 	fs := &readFailFS{}
 	rec := newRecorder()
 	rec.gate = make(chan struct{})
 	cfg := diskCfg(t.TempDir(), ModeOverflow, FsyncNever)
 	cfg.Threads, cfg.QueueSize, cfg.MaxBatchItems, cfg.MaxBatchWait = 1, 2, 0, 0
-	h := start(t, cfg, rec, fs)
+	clk := newFakeClock().sharing(&rec.events)
+	const pause = 3 * time.Second
+	h := start(t, cfg, rec, fs, withClock(clk), func(tm *timing) { tm.readErrorWait = pause })
 	const n = 10
 	for i := range n { // one in delivery, two in memory, the rest on disk
 		require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(i)))
 	}
 	fs.failures.Store(3) // more than `threads`
 	close(rec.gate)
-	rec.waitDistinct(t, n)
+	// Each failed read parks the worker for the pause; the clock moves only past those.
+	pauses := 0
+	rec.events.waitFor(t, "every span delivered", func() bool {
+		for _, d := range clk.timers() {
+			assert.Equal(t, pause, d, "the worker waits readErrorWait after a failed read")
+			clk.Advance(d)
+			pauses++
+		}
+		return rec.distinct() == n
+	})
 	h.shutdown(t)
 	rec.checkAll(t, rangeIDs(0, n))
 	assert.LessOrEqual(t, fs.failures.Load(), int64(-1), "the reads failed before they succeeded")
+	assert.Positive(t, pauses, "the worker paused after the failed reads")
 }
 
 // TestShutdownDeadlineSavesBatchesWhateverTheError: when shutdown_timeout cancels deliveries, the

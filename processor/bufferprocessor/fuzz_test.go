@@ -50,7 +50,7 @@ func checkPayload[T comparable](t *testing.T, ts testSignal[T], payload []byte) 
 	p.q = newQueue(queueSettings[T]{sig: ts.sig, onDrop: func(reason string, n int64) {
 		assert.Equal(t, reasonUndecodable, reason)
 		dropped += n
-	}, logger: zap.NewNop()})
+	}, logger: zap.NewNop(), clock: systemClock{}})
 	kept, data := p.assemble([]batch[T]{{payload: payload, items: 1}})
 	if len(kept) == 0 {
 		assert.Equal(t, int64(1), dropped, "an undecodable payload is counted")

@@ -30,7 +30,7 @@ func (h *harness) gauge(t *testing.T, name string) float64 {
 
 // TestGaugesAddUp: while the next consumer fails, what the buffer holds is in memory, on disk or
 // in a delivery being retried, and the three gauges add up to every span acknowledged; the oldest
-// held span's age grows; once deliveries succeed everything reads 0.
+// held span's age is the time since it was accepted; once deliveries succeed everything reads 0.
 func TestGaugesAddUp(t *testing.T) {
 	for _, mode := range []string{"", ModeOverflow, ModeWriteAhead} {
 		t.Run("storage="+mode, func(t *testing.T) {
@@ -52,7 +52,8 @@ func TestGaugesAddUp(t *testing.T) {
 					return errDown
 				}
 			}
-			h := start(t, cfg, rec, nil)
+			clk := newFakeClock()
+			h := start(t, cfg, rec, nil, withClock(clk))
 			const batches, per = 10, 100
 			for i := range batches {
 				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(i*per, per)...)))
@@ -61,17 +62,19 @@ func TestGaugesAddUp(t *testing.T) {
 				return h.gauge(t, "processor_buffer_memory_spans") + h.gauge(t, "processor_buffer_in_flight_spans") +
 					diskSpans(t, h, mode)
 			}
-			require.Eventually(t, func() bool { return h.gauge(t, "processor_buffer_in_flight_spans") > 0 },
-				5*time.Second, 5*time.Millisecond, "a delivery is being retried")
-			// The gauges are read one after the other, so a batch a worker takes between two reads
-			// is seen twice or not at all; once every worker holds a failing delivery nothing moves.
-			require.Eventually(t, func() bool { return held() == batches*per }, 5*time.Second, 5*time.Millisecond,
-				"memory + disk + in flight = what was acknowledged (last %.0f)", held())
-			age := h.gauge(t, "processor_buffer_oldest_age")
-			time.Sleep(50 * time.Millisecond)
-			assert.Greater(t, h.gauge(t, "processor_buffer_oldest_age"), age, "the oldest span's age grows")
+			// Once every worker waits to retry a failing delivery, nothing moves until the clock
+			// does: the gauges, read one after the other, see the same buffer.
+			clk.waitTimers(t, cfg.Threads)
+			assert.InDelta(t, batches*per, held(), 0, "memory + disk + in flight = what was acknowledged")
+			assert.Positive(t, h.gauge(t, "processor_buffer_retrying_spans"))
+			assert.Zero(t, h.gauge(t, "processor_buffer_oldest_age"), "the clock has not moved since the spans came")
+			clk.Advance(50 * time.Millisecond) // past every backoff: one probe fails, the workers wait again
+			clk.waitTimers(t, cfg.Threads)
+			assert.InDelta(t, batches*per, held(), 0)
+			assert.InDelta(t, 0.05, h.gauge(t, "processor_buffer_oldest_age"), 1e-9, "seconds since the oldest span came")
 
 			close(down)
+			clk.Advance(50 * time.Millisecond) // the next probe succeeds and wakes every delivery
 			rec.waitDistinct(t, batches*per)
 			require.Eventually(t, func() bool { return held() == 0 && h.gauge(t, "processor_buffer_oldest_age") == 0 },
 				5*time.Second, 5*time.Millisecond, "everything delivered: nothing held")

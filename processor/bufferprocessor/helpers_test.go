@@ -52,6 +52,56 @@ func rangeIDs(from, n int) []int {
 	return ids
 }
 
+// livenessBound is how long a test waits for something the buffer must do before it fails: far
+// above what any of it takes, so it only ends a test that would otherwise hang.
+const livenessBound = 30 * time.Second
+
+// progress lets a test wait for what the code under test does instead of sleeping: whatever
+// records an event (a call to the next consumer, a timer made) bumps it, and a waiter checks its
+// condition again at every bump.
+type progress struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (p *progress) bump() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch != nil {
+		close(p.ch)
+		p.ch = nil
+	}
+}
+
+// next returns a channel closed at the next bump. Take it before checking the condition, so that
+// a bump in between is not missed.
+func (p *progress) next() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch == nil {
+		p.ch = make(chan struct{})
+	}
+	return p.ch
+}
+
+// waitFor returns once cond holds, checking it at every bump; it fails the test after livenessBound.
+func (p *progress) waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	bound := time.NewTimer(livenessBound)
+	defer bound.Stop()
+	for {
+		bumped := p.next()
+		if cond() {
+			return
+		}
+		select {
+		case <-bumped:
+		case <-bound.C:
+			tb.Fatalf("%s: still not the case after %v", what, livenessBound)
+		}
+	}
+}
+
 // recorder is the next consumer: it records delivered span names and can fail or block.
 type recorder struct {
 	mu       sync.Mutex
@@ -61,6 +111,10 @@ type recorder struct {
 	failFn   func(call int) error
 	n        atomic.Int64
 	gate     chan struct{} // when non-nil, every call waits for it (or the context)
+	// inCall and maxInCall are the calls in progress, and the most there ever were at once.
+	inCall, maxInCall atomic.Int64
+	// events is bumped when a call begins and when it returns.
+	events progress
 }
 
 func newRecorder() *recorder { return &recorder{seen: map[string]int{}} }
@@ -68,10 +122,16 @@ func newRecorder() *recorder { return &recorder{seen: map[string]int{}} }
 func (r *recorder) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
 func (r *recorder) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	raiseMax(&r.maxInCall, r.inCall.Add(1))
 	call := int(r.n.Add(1))
 	r.mu.Lock()
 	r.attempts = append(r.attempts, td.SpanCount())
 	r.mu.Unlock()
+	r.events.bump()
+	defer func() {
+		r.inCall.Add(-1)
+		r.events.bump()
+	}()
 	if r.gate != nil {
 		select {
 		case <-r.gate:
@@ -113,15 +173,15 @@ func (r *recorder) distinct() int {
 	return len(r.seen)
 }
 
-func (r *recorder) waitDistinct(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for r.distinct() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("delivered %d distinct spans, want %d", r.distinct(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+func (r *recorder) waitDistinct(tb testing.TB, n int) {
+	tb.Helper()
+	r.events.waitFor(tb, fmt.Sprintf("%d distinct spans delivered", n), func() bool { return r.distinct() >= n })
+}
+
+// waitFirstCall waits until the next consumer was called (the call may still be in progress).
+func (r *recorder) waitFirstCall(tb testing.TB) {
+	tb.Helper()
+	r.events.waitFor(tb, "a call", func() bool { return r.n.Load() > 0 })
 }
 
 // checkAll asserts that every id in ids was delivered, and returns the number of duplicates.
@@ -170,7 +230,8 @@ type harness struct {
 	tel *componenttest.Telemetry
 }
 
-func start(t *testing.T, cfg *Config, next consumer.Traces, fs diskqueue.FS) *harness {
+// start starts a traces buffer; opts change it before Start (withClock, say).
+func start(t *testing.T, cfg *Config, next consumer.Traces, fs diskqueue.FS, opts ...func(*timing)) *harness {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	tel := componenttest.NewTelemetry()
@@ -180,6 +241,9 @@ func start(t *testing.T, cfg *Config, next consumer.Traces, fs diskqueue.FS) *ha
 	require.NoError(t, err)
 	if fs != nil {
 		p.fs = fs
+	}
+	for _, o := range opts {
+		o(&p.timing)
 	}
 	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
@@ -280,26 +344,50 @@ func (h *harness) shutdownB(b *testing.B) {
 	require.NoError(b, h.p.Shutdown(context.Background()))
 }
 
-// slowSyncFS is a file system whose fsyncs take a while, so that appends overlap.
-type slowSyncFS struct{ delay time.Duration }
+// withClock runs the buffer on c.
+func withClock(c clock) func(*timing) { return func(tm *timing) { tm.clock = c } }
 
-func (fs *slowSyncFS) OpenFile(name string, flag int, perm os.FileMode) (diskqueue.File, error) {
+// gatedSyncFS is a file system whose segment fsyncs wait until the test opens the gate, so that
+// appends overlap while one of them is in its fsync.
+type gatedSyncFS struct {
+	gate    chan struct{}
+	syncing atomic.Int64 // fsyncs waiting at the gate
+	events  progress     // bumped when an fsync reaches the gate and after every segment write
+}
+
+func newGatedSyncFS() *gatedSyncFS { return &gatedSyncFS{gate: make(chan struct{})} }
+
+func (fs *gatedSyncFS) OpenFile(name string, flag int, perm os.FileMode) (diskqueue.File, error) {
 	f, err := diskqueue.OS{}.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
-	return &slowSyncFile{File: f, delay: fs.delay}, nil
+	return &gatedSyncFile{File: f, fs: fs, segment: filepath.Ext(name) == ".seg"}, nil
 }
 
-func (*slowSyncFS) Remove(name string) error { return os.Remove(name) }
+func (*gatedSyncFS) Remove(name string) error { return os.Remove(name) }
 
-type slowSyncFile struct {
+type gatedSyncFile struct {
 	diskqueue.File
-	delay time.Duration
+	fs      *gatedSyncFS
+	segment bool
 }
 
-func (f *slowSyncFile) Sync() error {
-	time.Sleep(f.delay)
+func (f *gatedSyncFile) Write(b []byte) (int, error) {
+	n, err := f.File.Write(b)
+	if f.segment {
+		f.fs.events.bump()
+	}
+	return n, err
+}
+
+func (f *gatedSyncFile) Sync() error {
+	if f.segment {
+		f.fs.syncing.Add(1)
+		f.fs.events.bump()
+		<-f.fs.gate
+		f.fs.syncing.Add(-1)
+	}
 	return f.File.Sync()
 }
 

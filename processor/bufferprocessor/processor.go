@@ -56,17 +56,12 @@ type bufferProcessor[T comparable] struct {
 	inFlight *inFlight[T]
 	// state writes the operator's lines: deliveries failing and recovering, the buffer full.
 	state *stateLog
-	// stuckGrace is how long Shutdown waits, after canceling the deliveries at its deadline, for
-	// them to return before it saves the memory queue and closes the log without them.
-	stuckGrace time.Duration
+	// timing is the clock the queue, the workers and the circuit breaker read, and the pauses
+	// that are not settings.
+	timing timing
 	// releaseCapacity gives back the storage capacity this buffer shares with the other signals'.
 	releaseCapacity func()
 }
-
-// stuckDeliveryGrace: a next consumer that honors cancellation returns at once; one that does
-// not would otherwise hold Shutdown (and the memory queue it has not saved yet) until the process
-// is killed.
-const stuckDeliveryGrace = 5 * time.Second
 
 // newBuffer makes the buffer of one signal: sig and its item telemetry, next its next consumer.
 func newBuffer[T comparable](set processor.Settings, cfg *Config, sig signal[T], items func(*metadata.TelemetryBuilder) itemTelemetry,
@@ -79,7 +74,7 @@ func newBuffer[T comparable](set processor.Settings, cfg *Config, sig signal[T],
 	return &bufferProcessor[T]{
 		cfg: cfg, sig: sig, next: next, logger: set.Logger, tel: tel, items: items(tel), ctx: context.Background(),
 		attrs: bufferAttributes(set.ID, sig.name()),
-		fs:    diskqueue.OS{}, stuckGrace: stuckDeliveryGrace,
+		fs:    diskqueue.OS{}, timing: defaultTiming(),
 	}, nil
 }
 
@@ -109,8 +104,9 @@ func (p *bufferProcessor[T]) Start(ctx context.Context, _ component.Host) error 
 		fullWait:   p.cfg.FullWait,
 		onDrop:     p.countDrop,
 		logger:     p.logger,
+		clock:      p.timing.clock,
 	})
-	p.breaker = newCircuitBreaker(p.cfg.Retry)
+	p.breaker = newCircuitBreaker(p.cfg.Retry, p.timing.clock)
 	p.inFlight = newInFlight[T]()
 	p.state = newStateLog(p.logger, p.held)
 	if err := p.registerGauges(); err != nil {
@@ -213,7 +209,7 @@ func (p *bufferProcessor[T]) hold(ctx context.Context, data T) error {
 	}
 	if err != nil {
 		p.items.refused.Add(ctx, items, p.attrs)
-		p.state.refusedFull(items, err, time.Now())
+		p.state.refusedFull(items, err, p.timing.clock.Now())
 		return err
 	}
 	p.items.enqueued.Add(ctx, items, p.attrs)
@@ -252,7 +248,7 @@ func (p *bufferProcessor[T]) Shutdown(ctx context.Context) error {
 		p.q.stop()
 		p.stopRetries()
 		p.cancelDeliver()
-		grace := time.NewTimer(p.stuckGrace)
+		grace := time.NewTimer(p.timing.stuckGrace) // the system clock, as Shutdown's deadline
 		defer grace.Stop()
 		select {
 		case <-done:
@@ -263,7 +259,7 @@ func (p *bufferProcessor[T]) Shutdown(ctx context.Context) error {
 			p.countDrop(reasonShutdown, stuck)
 			p.lostAtShutdown.Add(stuck)
 			p.logger.Error("Deliveries did not return after being cancelled (the next consumer ignores cancellation); shutting down without them",
-				zap.Duration("waited", p.stuckGrace), zap.Int64("memory_"+p.sig.field()+"_lost", stuck))
+				zap.Duration("waited", p.timing.stuckGrace), zap.Int64("memory_"+p.sig.field()+"_lost", stuck))
 		}
 	}
 	p.cancelDeliver()

@@ -48,11 +48,12 @@ func TestDeliveryGivesUp(t *testing.T) {
 		err    error
 		mut    func(*Config)
 		reason string
-		calls  int64 // exact number of attempts, 0 = at least 2
+		calls  int64 // attempts
 	}{
 		{name: "permanent error", err: consumererror.NewPermanent(errors.New("mapping conflict")), reason: reasonPermanent, calls: 1},
 		{
-			name: "max_elapsed", err: errDown, reason: reasonExhausted,
+			// The retry after max_elapsed is the last: the first attempt, then one retry.
+			name: "max_elapsed", err: errDown, reason: reasonExhausted, calls: 2,
 			mut: func(c *Config) { c.Retry.MaxElapsed = 20 * time.Millisecond },
 		},
 	}
@@ -65,19 +66,17 @@ func TestDeliveryGivesUp(t *testing.T) {
 			if tt.mut != nil {
 				tt.mut(cfg)
 			}
-			h := start(t, cfg, rec, nil)
+			clk := newFakeClock()
+			h := start(t, cfg, rec, nil, withClock(clk))
 			require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(1, 2)))
-			deadline := time.Now().Add(10 * time.Second)
-			for h.sum(t, "processor_buffer_dropped_spans", tt.reason) != 2 {
-				require.True(t, time.Now().Before(deadline), "not dropped")
-				time.Sleep(2 * time.Millisecond)
+			if cfg.Retry.MaxElapsed > 0 {
+				clk.waitTimers(t, 1) // the first attempt failed; the retry waits its backoff
+				clk.Advance(cfg.Retry.MaxElapsed)
 			}
+			// Without storage, Shutdown lets the worker finish the delivery: give up and count it.
 			h.shutdown(t)
-			if tt.calls > 0 {
-				assert.Equal(t, tt.calls, rec.n.Load())
-			} else {
-				assert.GreaterOrEqual(t, rec.n.Load(), int64(2))
-			}
+			assert.Equal(t, int64(2), h.sum(t, "processor_buffer_dropped_spans", tt.reason))
+			assert.Equal(t, tt.calls, rec.n.Load())
 			assert.Zero(t, rec.distinct())
 			_, err := h.tel.GetMetric("otelcol_processor_buffer_time")
 			assert.Error(t, err, "processor_buffer_time is the time to acceptance: none was accepted")
@@ -128,12 +127,18 @@ func TestAtLeastOnceConcurrent(t *testing.T) {
 					for b := range batches {
 						ids := rangeIDs((p*batches+b)*per, per)
 						for {
+							delivered := rec.events.next()
 							err := h.p.ConsumeTraces(context.Background(), makeTraces(ids...))
 							if err == nil {
 								break
 							}
 							assert.False(t, consumererror.IsPermanent(err), "%v", err)
-							time.Sleep(time.Millisecond) // a client's retry delay
+							select {
+							case <-delivered: // the client sends again once a delivery may have made room
+							case <-time.After(livenessBound):
+								assert.Fail(t, "refused, and no delivery made room")
+								return
+							}
 						}
 					}
 				})
@@ -186,7 +191,7 @@ func TestReplayAfterRestart(t *testing.T) {
 
 // TestReplayUsesAllThreads: records found on disk at Start are delivered by every worker at once
 // (Datakit drains its disk with one goroutine): with a next consumer that holds each delivery,
-// `threads` deliveries are in flight together, never more.
+// `threads` deliveries are in flight together, and never more at any moment of the replay.
 func TestReplayUsesAllThreads(t *testing.T) {
 	const threads, records = 4, 12
 	dir := t.TempDir()
@@ -206,17 +211,12 @@ func TestReplayUsesAllThreads(t *testing.T) {
 	cfg := diskCfg(dir, ModeWriteAhead, FsyncInterval)
 	cfg.Threads = threads
 	h := start(t, cfg, rec, nil)
-	deadline := time.Now().Add(10 * time.Second)
-	for rec.n.Load() < threads {
-		require.True(t, time.Now().Before(deadline), "only %d of %d workers delivering replayed records", rec.n.Load(), threads)
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	assert.EqualValues(t, threads, rec.n.Load(), "more deliveries in flight than threads")
+	rec.events.waitFor(t, "every worker delivering a replayed record", func() bool { return rec.inCall.Load() == threads })
 	close(rec.gate)
 	rec.waitDistinct(t, records)
 	h.shutdown(t)
 	rec.checkAll(t, rangeIDs(0, records))
+	assert.EqualValues(t, threads, rec.maxInCall.Load(), "deliveries in flight at once")
 }
 
 func TestFullRefusesWithRetryableStatus(t *testing.T) {
@@ -299,11 +299,7 @@ func TestDropOldest(t *testing.T) {
 			assert.Positive(t, dropped)
 			close(rec.gate)
 			// The newest batch survives; the dropped ones never arrive.
-			deadline := time.Now().Add(10 * time.Second)
-			for int64(rec.distinct())+dropped < n*per {
-				require.True(t, time.Now().Before(deadline), "delivered %d + dropped %d", rec.distinct(), dropped)
-				time.Sleep(2 * time.Millisecond)
-			}
+			rec.waitDistinct(t, n*per-int(dropped))
 			h.shutdown(t)
 			rec.checkAll(t, rangeIDs((n-1)*per, per))
 			assert.Equal(t, int64(n*per), int64(rec.distinct())+dropped)
@@ -449,7 +445,7 @@ func TestBatchLargerThanTheDisk(t *testing.T) {
 			if tt.mode == ModeOverflow {
 				// The worker takes the first batch and hangs; the second fills the memory queue.
 				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(1_000_000)))
-				require.Eventually(t, func() bool { return rec.n.Load() == 1 }, 10*time.Second, time.Millisecond)
+				rec.waitFirstCall(t)
 				require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(1_000_001)))
 			}
 			err := h.p.ConsumeTraces(context.Background(), big)
@@ -463,7 +459,7 @@ func TestBatchLargerThanTheDisk(t *testing.T) {
 			require.ErrorIs(t, err, ErrFull)
 			close(rec.gate)
 			// The client's retry: memory has room once the two small batches are delivered.
-			require.Eventually(t, func() bool { return h.p.ConsumeTraces(context.Background(), big) == nil }, 10*time.Second, time.Millisecond)
+			rec.events.waitFor(t, "the big batch accepted", func() bool { return h.p.ConsumeTraces(context.Background(), big) == nil })
 			rec.waitDistinct(t, 120_002)
 			h.shutdown(t)
 		})
@@ -472,13 +468,15 @@ func TestBatchLargerThanTheDisk(t *testing.T) {
 
 // TestWriteAheadClaimsRespectTheMemoryBound: in write_ahead a batch is kept in memory (claimed)
 // when memory has room, decided before its write and fsync; concurrent appends reserve their
-// place, so the memory queue never holds more than `buffer` batches however many overlap.
+// place, so the memory queue never holds more than `buffer` batches however many overlap: here
+// every append decides while the first one's fsync is held.
 func TestWriteAheadClaimsRespectTheMemoryBound(t *testing.T) {
 	rec := newRecorder()
 	rec.gate = make(chan struct{}) // Elasticsearch hangs: nothing leaves memory
 	cfg := diskCfg(t.TempDir(), ModeWriteAhead, FsyncAlways)
 	cfg.Threads, cfg.QueueSize = 1, 2
-	h := start(t, cfg, rec, &slowSyncFS{delay: 20 * time.Millisecond})
+	fs := newGatedSyncFS()
+	h := start(t, cfg, rec, fs)
 	const n = 20
 	var wg sync.WaitGroup
 	for i := range n {
@@ -486,6 +484,16 @@ func TestWriteAheadClaimsRespectTheMemoryBound(t *testing.T) {
 			assert.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(i)))
 		})
 	}
+	// Every place in memory is reserved by an append that waits for the held fsync (an append
+	// reserves its place before it writes).
+	fs.events.waitFor(t, "an fsync held", func() bool { return fs.syncing.Load() > 0 })
+	claimed := func() bool {
+		h.p.q.mu.Lock()
+		defer h.p.q.mu.Unlock()
+		return h.p.q.claimBatches == cfg.QueueSize
+	}
+	fs.events.waitFor(t, "memory reserved by the appends in flight", claimed)
+	close(fs.gate)
 	wg.Wait()
 	batches, _, _ := h.p.q.memStats()
 	assert.LessOrEqual(t, batches, int64(cfg.QueueSize), "memory queue beyond queue_size")
@@ -506,7 +514,9 @@ func TestFullWait(t *testing.T) {
 		wantErr error                                                      // nil: accepted
 	}{
 		{"room comes", time.Minute, func(_ *harness, rec *recorder, _ context.CancelFunc) { close(rec.gate) }, nil},
-		{"wait ends", 300 * time.Millisecond, func(*harness, *recorder, context.CancelFunc) {}, ErrFull},
+		{"wait ends", 300 * time.Millisecond, func(h *harness, _ *recorder, _ context.CancelFunc) {
+			h.p.timing.clock.(*fakeClock).Advance(300 * time.Millisecond)
+		}, ErrFull},
 		{"caller gives up", time.Minute, func(_ *harness, _ *recorder, cancel context.CancelFunc) { cancel() }, ErrFull},
 		{"shutdown", time.Minute, func(h *harness, _ *recorder, _ context.CancelFunc) { h.p.q.close() }, ErrShuttingDown},
 	}
@@ -516,24 +526,27 @@ func TestFullWait(t *testing.T) {
 			rec.gate = make(chan struct{}) // Elasticsearch hangs until the case lets it go
 			cfg := memCfg()
 			cfg.Threads, cfg.QueueSize, cfg.FullWait, cfg.ShutdownTimeout = 1, 1, tt.wait, 100*time.Millisecond
-			h := start(t, cfg, rec, nil)
+			clk := newFakeClock()
+			h := start(t, cfg, rec, nil, withClock(clk))
 			require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(1))) // taken by the worker
-			require.Eventually(t, func() bool { return rec.n.Load() == 1 }, 10*time.Second, time.Millisecond)
+			rec.waitFirstCall(t)
 			require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(2))) // fills memory
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan error, 1)
 			go func() { done <- h.p.ConsumeTraces(ctx, makeTraces(3)) }()
+			clk.waitTimers(t, 1) // the batch waits for room, up to full_wait
+			assert.Equal(t, []time.Duration{tt.wait}, clk.timers())
 			select {
 			case err := <-done:
-				t.Fatalf("returned at once (%v) instead of waiting for room", err)
-			case <-time.After(20 * time.Millisecond):
+				t.Fatalf("returned (%v) instead of waiting for room", err)
+			default:
 			}
 			tt.act(h, rec, cancel)
 			var err error
 			select {
 			case err = <-done:
-			case <-time.After(30 * time.Second): // liveness bound
+			case <-time.After(livenessBound):
 				t.Fatal("still waiting")
 			}
 			if tt.wantErr == nil {

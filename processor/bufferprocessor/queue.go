@@ -77,6 +77,7 @@ type queueSettings[T comparable] struct {
 	fullWait time.Duration
 	onDrop   func(reason string, items int64)
 	logger   *zap.Logger
+	clock    clock
 }
 
 // queue is the memory queue in front of the optional disk log. Everything below the settings is
@@ -102,7 +103,7 @@ type queue[T comparable] struct {
 	closed  bool // intake stopped
 	stopped bool // workers must stop taking batches
 
-	wake   *time.Timer // wakes the workers when the oldest batch's max_batch_wait is over
+	wake   timer // wakes the workers when the oldest batch's max_batch_wait is over
 	wakeAt time.Time
 
 	// diskOldest bounds from below when the oldest unread disk record was enqueued (zero:
@@ -195,7 +196,7 @@ func (q *queue[T]) push(ctx context.Context, data T, items int64) (kept bool, er
 	if items == 0 {
 		return false, nil
 	}
-	b := batch[T]{data: data, items: items, enqueued: time.Now()}
+	b := batch[T]{data: data, items: items, enqueued: q.clock.Now()}
 	if q.log == nil || !q.writeAhead {
 		if q.breakerOpen.Load() {
 			payload, err := q.serialize(data)
@@ -227,7 +228,7 @@ func (q *queue[T]) push(ctx context.Context, data T, items int64) (kept bool, er
 // pushToMemory holds b in the memory queue, waiting up to full_wait for room when there is no
 // storage. overflow reports that memory is full and b is for the disk log instead.
 func (q *queue[T]) pushToMemory(ctx context.Context, b batch[T]) (kept, overflow bool, err error) {
-	var wait *time.Timer
+	var wait timer
 	defer func() {
 		if wait != nil {
 			wait.Stop()
@@ -239,11 +240,11 @@ func (q *queue[T]) pushToMemory(ctx context.Context, b batch[T]) (kept, overflow
 			return kept, overflow, err
 		}
 		if wait == nil {
-			wait = time.NewTimer(q.fullWait)
+			wait = q.clock.NewTimer(q.fullWait)
 		}
 		select {
 		case <-room: // try again
-		case <-wait.C:
+		case <-wait.Chan():
 			return false, false, fmt.Errorf("buffer processor: memory queue held %d batches for full_wait (%v): %w", q.maxBatches, q.fullWait, ErrFull)
 		case <-ctx.Done():
 			return false, false, fmt.Errorf("buffer processor: memory queue full until the caller gave up (%w): %w", ctx.Err(), ErrFull)
@@ -546,7 +547,7 @@ func (q *queue[T]) batchReadyLocked(maxItems int64) bool {
 		q.lenLocked() >= q.maxBatches { // full: waiting would only refuse clients
 		return true
 	}
-	return !time.Now().Before(q.batches[q.head].enqueued.Add(q.batchWait))
+	return !q.clock.Now().Before(q.batches[q.head].enqueued.Add(q.batchWait))
 }
 
 // wakeAtLocked makes sure the waiting workers are woken at t (one timer serves them all).
@@ -558,7 +559,7 @@ func (q *queue[T]) wakeAtLocked(t time.Time) {
 		q.wake.Stop()
 	}
 	q.wakeAt = t
-	q.wake = time.AfterFunc(time.Until(t), func() {
+	q.wake = q.clock.AfterFunc(t.Sub(q.clock.Now()), func() {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		q.wake, q.wakeAt = nil, time.Time{}

@@ -38,11 +38,7 @@ func TestShutdownTimeout(t *testing.T) {
 			// Restart on the same directory: every record is delivered.
 			rec2 := newRecorder()
 			h2 := start(t, cfg, rec2, nil)
-			deadline := time.Now().Add(10 * time.Second)
-			for rec2.distinct() < 5 {
-				require.True(t, time.Now().Before(deadline), "replayed %d of 5 spans", rec2.distinct())
-				time.Sleep(5 * time.Millisecond)
-			}
+			rec2.waitDistinct(t, 5)
 			h2.shutdown(t)
 			rec2.checkAll(t, rangeIDs(0, 5))
 		})
@@ -77,7 +73,7 @@ func TestShutdownLeavesDeliveriesThatIgnoreCancellation(t *testing.T) {
 	cfg := diskCfg(dir, ModeOverflow, FsyncNever)
 	cfg.Threads, cfg.MaxBatchItems, cfg.ShutdownTimeout = 1, 0, 100*time.Millisecond
 	h := start(t, cfg, stuck, nil)
-	h.p.stuckGrace = 100 * time.Millisecond
+	h.p.timing.stuckGrace = 100 * time.Millisecond
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(rangeIDs(0, 5)...)))
 	<-stuck.entered // the first batch is in the stuck delivery
 	for i := 1; i <= 3; i++ {

@@ -114,6 +114,7 @@ type sizeLimitedConsumer struct {
 
 func (c *sizeLimitedConsumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	offer := c.offers.Add(1)
+	c.events.bump()
 	var m ptrace.ProtoMarshaler
 	size := m.TracesSize(td)
 	c.mu.Lock()
@@ -130,6 +131,12 @@ func (c *sizeLimitedConsumer) ConsumeTraces(ctx context.Context, td ptrace.Trace
 		}
 	}
 	return c.recorder.ConsumeTraces(ctx, td)
+}
+
+// waitOffers waits until n requests were offered, accepted or not.
+func (c *sizeLimitedConsumer) waitOffers(t *testing.T, n int64) {
+	t.Helper()
+	c.events.waitFor(t, fmt.Sprintf("%d offers", n), func() bool { return c.offers.Load() >= n })
 }
 
 // bigBatch is one batch of n spans of about 6 KB each, named from 0.
@@ -185,9 +192,7 @@ func TestOversizedBatchShutdownSavesTheRest(t *testing.T) {
 			first := &sizeLimitedConsumer{recorder: newRecorder(), limit: maxDeliveryBytes, hang: make(chan struct{})}
 			h := start(t, cfg, first, nil)
 			require.NoError(t, h.p.ConsumeTraces(context.Background(), bigBatch(n)))
-			for deadline := time.Now().Add(20 * time.Second); first.offers.Load() < 2; time.Sleep(time.Millisecond) {
-				require.True(t, time.Now().Before(deadline), "the second part was never offered")
-			}
+			first.waitOffers(t, 2)
 			require.NoError(t, shutdownReturns(context.Background(), t, h))
 			assert.Zero(t, h.sum(t, "processor_buffer_dropped_spans", ""))
 			delivered := first.distinct()
@@ -252,9 +257,7 @@ func TestShutdownRewriteIsDurableBeforeItsAck(t *testing.T) {
 	fs := &orderFS{}
 	h := start(t, cfg, first, fs)
 	require.NoError(t, h.p.ConsumeTraces(context.Background(), bigBatch(3000)))
-	for deadline := time.Now().Add(20 * time.Second); first.offers.Load() < 2; time.Sleep(time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "the second part was never offered")
-	}
+	first.waitOffers(t, 2)
 	require.NoError(t, shutdownReturns(context.Background(), t, h))
 	fs.mu.Lock()
 	defer fs.mu.Unlock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
@@ -76,7 +75,7 @@ func (p *bufferProcessor[T]) registerGauges() error {
 		p.items.registerInFlight(observe(func() int64 { return p.inFlight.stats().items })),
 		p.items.registerRetrying(observe(func() int64 { return p.inFlight.stats().retrying })),
 		p.tel.RegisterProcessorBufferOldestAgeCallback(func(_ context.Context, o metric.Float64Observer) error {
-			o.Observe(p.oldestAge(time.Now()).Seconds(), p.attrs)
+			o.Observe(p.oldestAge(p.timing.clock.Now()).Seconds(), p.attrs)
 			return nil
 		}),
 	}

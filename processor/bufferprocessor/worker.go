@@ -10,9 +10,6 @@ import (
 	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
 )
 
-// readErrorWait is the pause after a failed disk read before the worker tries again.
-var readErrorWait = time.Second // a variable for tests
-
 // worker delivers queued batches to the next consumer until the queue tells it to stop.
 func (p *bufferProcessor[T]) worker() {
 	defer p.wg.Done()
@@ -23,7 +20,7 @@ func (p *bufferProcessor[T]) worker() {
 			if len(batches) == 0 {
 				// take reports ok false with a read error; the worker stays, or a few disk errors
 				// would leave nobody to deliver.
-				if !p.pauseUntil(readErrorWait, nil) {
+				if !p.pauseUntil(p.timing.readErrorWait, nil) {
 					return
 				}
 				continue
@@ -119,7 +116,7 @@ func (p *bufferProcessor[T]) deliver(flight int, batches []batch[T]) {
 	if !accepted {
 		return // processor_buffer_time is the time to the next consumer's acceptance
 	}
-	now := time.Now()
+	now := p.timing.clock.Now()
 	for _, b := range batches {
 		p.tel.ProcessorBufferTime.Record(p.ctx, now.Sub(b.enqueued).Seconds(), p.attrs)
 	}
@@ -203,7 +200,7 @@ type partRetry[T comparable] struct {
 // deliverPart sends *data until the next consumer accepts it, it fails permanently or max_elapsed
 // runs out (both dropped and counted), or shutdown stops retries.
 func (p *bufferProcessor[T]) deliverPart(flight int, data *T, form waitForm) partOutcome {
-	r := &partRetry[T]{flight: flight, data: data, form: form, items: p.sig.items(*data), start: time.Now()}
+	r := &partRetry[T]{flight: flight, data: data, form: form, items: p.sig.items(*data), start: p.timing.clock.Now()}
 	bo := newBackoff(p.cfg.Retry)
 	headDropped := false // a probe's items were refused permanently: the part is not accepted whole
 	for {
@@ -229,8 +226,9 @@ func (p *bufferProcessor[T]) deliverPart(flight int, data *T, form waitForm) par
 		}
 		recovered := p.attemptFailed(r.attempt)
 		p.inFlight.markRetrying(r.flight)
-		wait, again := bo.next(time.Since(r.start))
-		p.state.failed(err, wait, time.Now())
+		now := p.timing.clock.Now()
+		wait, again := bo.next(now.Sub(r.start))
+		p.state.failed(err, wait, now)
 		if !again {
 			p.countExhausted(r.items, err)
 			return partDropped
@@ -313,7 +311,7 @@ func (p *bufferProcessor[T]) putBack(head, data T) {
 func (p *bufferProcessor[T]) accepted(items int64, a attempt) {
 	p.items.delivered.Add(p.ctx, items, p.attrs)
 	if p.breaker.succeeded(a) {
-		p.state.succeeded(time.Now())
+		p.state.succeeded(p.timing.clock.Now())
 		p.q.breakerOpen.Store(false)
 		p.logger.Debug("A delivery succeeded: queued batches stay decoded again")
 	}
@@ -321,7 +319,7 @@ func (p *bufferProcessor[T]) accepted(items int64, a attempt) {
 
 // refused drops and counts items the next consumer refused permanently.
 func (p *bufferProcessor[T]) refused(items int64, a attempt, err error) {
-	p.breaker.abandonProbe(a, time.Now())
+	p.breaker.abandonProbe(a)
 	p.countDrop(reasonPermanent, items)
 	p.logger.Error("Dropping "+p.sig.unit()+": the next consumer refused them permanently", zap.Int64(p.sig.field(), items), zap.Error(err))
 }
@@ -335,7 +333,7 @@ func (p *bufferProcessor[T]) countExhausted(items int64, err error) {
 // with it, serializes the memory queue's decoded batches. It returns the channel closed when a
 // probe succeeds.
 func (p *bufferProcessor[T]) attemptFailed(a attempt) <-chan struct{} {
-	opened, recovered := p.breaker.failed(a, time.Now())
+	opened, recovered := p.breaker.failed(a)
 	if opened {
 		p.q.breakerOpen.Store(true)
 		n := p.q.spill()
@@ -362,12 +360,12 @@ func (p *bufferProcessor[T]) awaitRetry(r *partRetry[T], wait time.Duration, rec
 			outcome = partStopped
 			break
 		}
-		ok, a, w, closed := p.breaker.turn(time.Now())
+		ok, a, w, closed := p.breaker.turn()
 		if ok {
 			r.attempt = a
 			break
 		}
-		if maxElapsed := p.cfg.Retry.MaxElapsed; maxElapsed > 0 && time.Since(r.start) >= maxElapsed {
+		if maxElapsed := p.cfg.Retry.MaxElapsed; maxElapsed > 0 && p.timing.clock.Now().Sub(r.start) >= maxElapsed {
 			p.countExhausted(r.items, errors.New("the next consumer kept failing"))
 			outcome = partDropped
 			break
@@ -376,7 +374,7 @@ func (p *bufferProcessor[T]) awaitRetry(r *partRetry[T], wait time.Duration, rec
 	}
 	if payload != nil {
 		if err := p.restoreBatch(r.data, payload); err != nil {
-			p.breaker.abandonProbe(r.attempt, time.Now())
+			p.breaker.abandonProbe(r.attempt)
 			p.countDrop(reasonUndecodable, r.items)
 			p.logger.Error("Dropping "+p.sig.unit()+": a batch serialized while the next consumer failed does not decode", zap.Int64(p.sig.field(), r.items), zap.Error(err))
 			return partDropped
@@ -388,10 +386,10 @@ func (p *bufferProcessor[T]) awaitRetry(r *partRetry[T], wait time.Duration, rec
 // pauseUntil waits d, or until wake is closed (nil: never); false when retries are stopped
 // (shutdown).
 func (p *bufferProcessor[T]) pauseUntil(d time.Duration, wake <-chan struct{}) bool {
-	t := time.NewTimer(d)
+	t := p.timing.clock.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.Chan():
 		return true
 	case <-wake:
 		return true
