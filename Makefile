@@ -76,11 +76,17 @@ check-licences: ## fail when a file outside testdata/ carries another project's 
 # What the examples need from the environment (their headers say so); placeholders, for validation only.
 EXAMPLE_ENV = TRACEGATE_ENVIRONMENT=validation TRACEGATE_REDACTION_KEY=validation-only-key-of-32-bytes-x
 
-validate-configs: build ## validate every file in configs/, each with every configs/elasticsearch overlay, and every configs/examples overlay on configs/default.yaml
+validate-configs: build ## validate every file in configs/, each with every configs/elasticsearch overlay, every configs/examples overlay on configs/default.yaml, and the configs/kafka tiers
 	@for c in $(CONFIGS); do ./$(BINARY) validate --config $$c && echo "valid: $$c" || exit 1; \
 		for o in configs/elasticsearch/*.yaml; do ./$(BINARY) validate --config $$c --config $$o && echo "valid: $$c + $$o" || exit 1; done; done
 	@for e in configs/examples/*.yaml; do $(EXAMPLE_ENV) ./$(BINARY) validate --config configs/default.yaml --config $$e && \
 		echo "valid: configs/default.yaml + $$e" || exit 1; done
+	@# The Kafka tiers: the agent on each base, the gateway on each base and on each base with each
+	@# Elasticsearch overlay.
+	@for c in $(CONFIGS); do ./$(BINARY) validate --config $$c --config configs/kafka/agent.yaml && echo "valid: $$c + configs/kafka/agent.yaml" || exit 1; \
+		./$(BINARY) validate --config $$c --config configs/kafka/gateway.yaml && echo "valid: $$c + configs/kafka/gateway.yaml" || exit 1; \
+		for o in configs/elasticsearch/*.yaml; do ./$(BINARY) validate --config $$c --config $$o --config configs/kafka/gateway.yaml && \
+			echo "valid: $$c + $$o + configs/kafka/gateway.yaml" || exit 1; done; done
 
 unit-test: ## unit tests of our packages (race detector on)
 	$(GO) test $(TEST_FLAGS) -race $$($(GO) list $(PKGS) | grep -v /test/e2e)

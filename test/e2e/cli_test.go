@@ -53,7 +53,7 @@ func TestComponents(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"receivers": {"ddtrace", "elasticapm", "jaeger", "otlp", "zipkin"},
+		"receivers": {"ddtrace", "elasticapm", "jaeger", "kafka", "otlp", "zipkin"},
 		"processors": {
 			"attributes", "batch", "buffer", "elasticapm", "elasticmapping", "filter", "memory_limiter",
 			"probabilistic_sampler", "redaction", "resource", "resourcedetection", "tail_sampling", "tracesampling", "transform",
@@ -61,7 +61,7 @@ func TestComponents(t *testing.T) {
 		// k8s_attributes is built in but not listed, as otlp_grpc and otlp_http are not (deprecated aliases).
 		"connectors": {"apmmetrics", "elasticapm", "forward"},
 		// otlp_grpc and otlp_http are built in but not listed: see testdata/otlp-exporters.yaml.
-		"exporters":  {"debug", "elasticsearch"},
+		"exporters":  {"debug", "elasticsearch", "kafka", "loadbalancing"},
 		"extensions": {"basicauth", "bearertokenauth", "file_storage", "health_check", "pprof", "readylog", "zpages"},
 	}
 	for kind, names := range want {

@@ -71,18 +71,16 @@ type gatewayOptions struct {
 	env       []string // added to tracegate's environment
 	// extraConfig is YAML merged over the configs (a test's own settings), as a last --config.
 	extraConfig string
+	// es is a stand-in another gateway already writes to (replicas of one tier); nil: a new one.
+	es *esstandin.Server
 }
 
 func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
 	t.Helper()
-	es, err := esstandin.New(esstandin.Options{KeepDocuments: true, Version: o.esVersion})
-	if err != nil {
-		t.Fatal(err)
+	es := o.es
+	if es == nil {
+		es = startStandin(t, o.esVersion)
 	}
-	if err := es.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = es.Close() })
 
 	if o.beforeRun != nil {
 		o.beforeRun(t, es)
@@ -108,6 +106,21 @@ func startGatewayWith(t *testing.T, o gatewayOptions) *gateway {
 		}
 	})
 	return g
+}
+
+// startStandin runs an Elasticsearch stand-in that keeps its documents, claiming version (""
+// for its default), until the test ends.
+func startStandin(t *testing.T, version string) *esstandin.Server {
+	t.Helper()
+	es, err := esstandin.New(esstandin.Options{KeepDocuments: true, Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := es.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = es.Close() })
+	return es
 }
 
 // stopAndFlush stops tracegate cleanly (SIGTERM): its buffer delivers what it holds before it
