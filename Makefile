@@ -180,7 +180,7 @@ bench-intake_ARGS  = -collectors tracegate -modes nobuffer,memory -protocols otl
 bench-intake_TITLE = Elastic APM agents' intake against OTLP/HTTP
 bench-intake_HELP  = events per core through the elasticapm receiver against the same spans over OTLP/HTTP, alternated
 
-bench-sampling_ARGS  = -sweep bench/configs/sampling.yaml -protocols ddtrace-v0.4,ddtrace-v0.5 -duration 30s -check
+bench-sampling_ARGS  = -sweep bench/configs/sampling.yaml -protocols ddtrace-v0.4 -duration 30s -check
 bench-sampling_TITLE = Datadog sampling priority: spans per core at a 10 % sample rate
 bench-sampling_HELP  = spans per core with the tracers' priority honoured (1 trace in 10 kept) against storing every trace, same load (memory mode)
 

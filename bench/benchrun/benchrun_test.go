@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,7 +171,7 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 // TestSweepFile: the committed sweep files name only collectors and modes the runner has, and
 // every variant becomes one job per protocol.
 func TestSweepFile(t *testing.T) {
-	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml"} {
+	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml", "apm.yaml", "document-ids.yaml", "sampling.yaml"} {
 		vs, err := loadSweep(filepath.Join("..", "configs", file))
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
@@ -193,6 +194,12 @@ func TestSweepFile(t *testing.T) {
 		"variants: [{name: x, collector: stock, mode: overflow}]",
 		"variants: [{collector: tracegate, mode: memory}]",
 		"variants: [{name: x, collector: tracegate, mode: memory, sets: []}]",
+		"variants: [{name: x, collector: tracegate, mode: memory, keep_fraction: 1.5}]",
+		"variants: [{name: x, collector: tracegate, mode: memory, keep_fraction: -0.1}]",
+		"variants: [{name: x, collector: tracegate, mode: memory, expect: all}]",
+		"variants: [{name: x, collector: tracegate, mode: memory, keep_fraction: 0.1, expect: some}]",
+		"variants: [{name: x, collector: tracegate, mode: memory, against: y}]",
+		"variants: [{name: x, collector: tracegate, mode: memory, against: x}]",
 	} {
 		if err := os.WriteFile(bad, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -399,5 +406,219 @@ func TestReportLinesAreShort(t *testing.T) {
 		if n := len([]rune(line)); n > 600 {
 			t.Errorf("line %d has %d characters: %s", i+1, n, line)
 		}
+	}
+}
+
+// TestSamplingSweep: the sampling sweep's variants alternate a reference that stores everything
+// with the default configuration, both under the same 10 % load, each pair compared; a keep
+// fraction is refused with a protocol that has no sampling priority.
+func TestSamplingSweep(t *testing.T) {
+	vs, err := loadSweep(filepath.Join("..", "configs", "sampling.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 4 {
+		t.Fatalf("%d variants, want 4", len(vs))
+	}
+	for i, v := range vs {
+		if v.KeepFraction != 0.1 || v.Collector != "tracegate" || v.Mode != "memory" {
+			t.Errorf("variant %q: keep fraction %g, %s/%s", v.Name, v.KeepFraction, v.Collector, v.Mode)
+		}
+		reference := i%2 == 0
+		if reference != (v.Expect == expectAll) || reference != slices.Contains(v.Set, "processors::tracesampling::datadog::honour_priority=false") {
+			t.Errorf("variant %q: expect %q, settings %v", v.Name, v.Expect, v.Set)
+		}
+		if !reference && (v.Expect != expectKept || v.Against != vs[i-1].Name || len(v.Set) != 0) {
+			t.Errorf("variant %q: expect %q against %q (want %q), settings %v", v.Name, v.Expect, v.Against, vs[i-1].Name, v.Set)
+		}
+	}
+	if err := checkVariantProtocols(vs, []string{"ddtrace-v0.4", "ddtrace-v0.5"}); err != nil {
+		t.Error(err)
+	}
+	if err := checkVariantProtocols(vs, []string{"ddtrace-v0.4", "otlp-http"}); err == nil || !strings.Contains(err.Error(), "otlp-http") {
+		t.Errorf("otlp-http with a keep fraction: %v", err)
+	}
+}
+
+// TestExpectedSpans: a run waits for every acknowledged span, for the kept traces' acknowledged
+// spans when the load carries a keep fraction the collector honours, and for nothing from the
+// floor.
+func TestExpectedSpans(t *testing.T) {
+	g := loadgen.Result{SpansSent: 1000, SpansAcked: 900, SpansKept: 110, SpansKeptAcked: 100, KeepFraction: 0.1}
+	for _, tt := range []struct {
+		name string
+		coll string
+		v    variant
+		want int
+	}{
+		{"no sweep", "tracegate", variant{}, 900},
+		{"keep fraction, kept expected", "tracegate", variant{KeepFraction: 0.1, Expect: expectKept}, 100},
+		{"keep fraction, all expected", "tracegate", variant{KeepFraction: 0.1, Expect: expectAll}, 900},
+		{"floor", floorCollector, variant{KeepFraction: 0.1, Expect: expectKept}, 0},
+	} {
+		if got := expectedSpans(tt.coll, tt.v, g); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestCheckRun: -check fails a run with an error, a refused request or an expected span missing,
+// and a run that expects the kept traces only when more spans arrived than they hold, within the
+// run or just after it; a run that expects every span may hold more (a resent copy).
+func TestCheckRun(t *testing.T) {
+	kept := func(inES, late int) *run {
+		r := &run{Collector: "tracegate", KeepFraction: 0.1, Expect: expectKept, ExpectedSpans: 100, SpansInES: inES, LateSpans: late}
+		r.Gen.SpansSent, r.Gen.SpansAcked, r.Gen.SpansKeptAcked = 1000, 1000, 100
+		return r
+	}
+	all := func(inES int) *run {
+		r := &run{Collector: "tracegate", KeepFraction: 0.1, Expect: expectAll, ExpectedSpans: 1000, SpansInES: inES}
+		r.Gen.SpansSent, r.Gen.SpansAcked = 1000, 1000
+		return r
+	}
+	refused := all(1000)
+	refused.Gen.SpansAcked, refused.ExpectedSpans = 990, 990
+	failed := kept(100, 0)
+	failed.Error = "stop: timeout\ncollector log (tail):\n..."
+	floor := &run{Collector: floorCollector}
+	floor.Gen.SpansSent, floor.Gen.SpansAcked = 1000, 1000
+	for _, tt := range []struct {
+		name string
+		r    *run
+		want string // a part of the problem; "" for none
+	}{
+		{"kept traces stored exactly", kept(100, 0), ""},
+		{"a kept trace missing", kept(90, 0), "10 expected spans missing"},
+		{"a rejected trace stored", kept(110, 0), "10 spans more than the kept traces hold"},
+		{"a rejected trace stored late", kept(100, 10), "10 spans more than the kept traces hold"},
+		{"every span stored", all(1000), ""},
+		{"every span stored, and a copy", all(1001), ""},
+		{"a span missing", all(999), "1 expected spans missing"},
+		{"requests refused", refused, "requests refused"},
+		{"an error", failed, "stop: timeout"},
+		{"the floor stores nothing", floor, ""},
+	} {
+		got := checkRun(tt.r)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestComparisonTable: every variant's accepted and stored spans per core, its ratios to the
+// variant it names, the geometric mean of a comparison's pairs, and no table without against:.
+func TestComparisonTable(t *testing.T) {
+	v := func(name, against string, accepted, stored, cpu float64) run {
+		r := run{
+			Collector: "tracegate", Mode: "memory", Protocol: "ddtrace-v0.4", Variant: name, Against: against,
+			AcceptedSpansPerCoreSec: accepted, SpansPerCoreSec: stored, CPUPercent: cpu, PeakRSSMB: 100,
+		}
+		r.Gen.Latency.P99 = 10
+		return r
+	}
+	r := &report{Section: "## x", Runs: []run{
+		v("keep everything", "", 30000, 30000, 99),
+		v("priority honoured", "keep everything", 120000, 12000, 80),
+		v("keep everything, again", "", 40000, 40000, 99),
+		v("priority honoured, again", "keep everything, again", 90000, 9000, 60),
+	}}
+	md := r.markdown()
+	for _, want := range []string{
+		"| ddtrace-v0.4 | keep everything | – | 30000 | 30000 | – | – | – | – | – |",
+		"| ddtrace-v0.4 | priority honoured | keep everything | 120000 | 12000 | 4.00 | 0.40 | 0.81 | 1.00 | 1.00 |",
+		"| ddtrace-v0.4 | priority honoured, again | keep everything, again | 90000 | 9000 | 2.25 | 0.23 | 0.61 | 1.00 | 1.00 |",
+		// sqrt(4 x 2.25) = 3, sqrt(0.4 x 0.225) = 0.3
+		"| ddtrace-v0.4 | priority honoured: geometric mean of 2 pairs | keep everything | | | 3.00 | 0.30 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	_, table, _ := strings.Cut(md, comparisonHeader)
+	for row := range strings.SplitSeq(table, "\n") {
+		if !strings.HasPrefix(row, "|") {
+			break
+		}
+		if n, want := strings.Count(row, "|"), strings.Count(comparisonHeader, "|"); n != want {
+			t.Errorf("row has %d bars, header %d: %s", n, want, row)
+		}
+	}
+	for i := range r.Runs {
+		r.Runs[i].Against = ""
+	}
+	if r.comparisonTable() != "" {
+		t.Error("a comparison table without against:")
+	}
+}
+
+// TestProfileNames: the variants of a sweep get profiles of their own.
+func TestProfileNames(t *testing.T) {
+	a := run{Collector: "tracegate", Mode: "memory", Protocol: "ddtrace-v0.4", Variant: "10 % kept, again"}
+	b := run{Collector: "tracegate", Mode: "memory", Protocol: "ddtrace-v0.4", Variant: "keep everything"}
+	if got := profileName(&a); got != "tracegate-memory-ddtrace-v0.4-10-kept-again" {
+		t.Errorf("profile name %q", got)
+	}
+	if profileName(&a) == profileName(&b) {
+		t.Error("two variants share a profile name")
+	}
+	if got := profileName(&run{Collector: "stock", Mode: "memory", Protocol: "otlp-grpc"}); got != "stock-memory-otlp-grpc" {
+		t.Errorf("profile name without a variant %q", got)
+	}
+}
+
+// TestRenderWithNote: -render rewrites the section from the results file, and -label gives the
+// report a note that the section shows and the results file keeps for the next rendering.
+func TestRenderWithNote(t *testing.T) {
+	dir := t.TempDir()
+	rep := &report{Section: "## Old heading", Results: "r.jsonl", Runs: []run{{Collector: "tracegate", Mode: "memory", Protocol: "otlp-grpc", SpansInES: 42}}}
+	b, err := encodeResults(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, results := filepath.Join(dir, "b.md"), filepath.Join(dir, "r.jsonl")
+	if err := os.WriteFile(results, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(md, []byte("# B\n\n## x (make y)\n\nold\n\n## Later\n\nkept\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := options{root: dir, mdPath: "b.md", jsonPath: "r.jsonl", section: "## x (make y)", label: "profile: 48 % exporter"}
+	if err := renderSection(o); err != nil {
+		t.Fatal(err)
+	}
+	o.label = ""
+	if err := renderSection(o); err != nil { // the note stays: it is in the results file now
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## x (make y)\n", "- Note: profile: 48 % exporter\n", "| 42 / 0 |", "## Later\n\nkept\n"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("rendered file lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(string(got), "old\n") || strings.Contains(string(got), "Old heading") {
+		t.Errorf("the old section is left:\n%s", got)
+	}
+}
+
+// TestErrorsBelowTheTable: a run that gave up waiting for spans shows as ⚠ with its count in the
+// table and is not listed again below it; any other error is listed, its first line only.
+func TestErrorsBelowTheTable(t *testing.T) {
+	r := &report{Section: "## x", Runs: []run{
+		{Collector: "tracegate", Mode: "memory", Protocol: "jaeger-udp-compact", SpansInES: 22650, Error: "22650 of 1000000 acknowledged spans " + gaveUp},
+		{Collector: "stock", Mode: "memory", Protocol: "otlp-grpc", Error: "stop: timeout\ncollector log (tail):\nsecret detail"},
+	}}
+	r.Runs[0].Gen.SpansSent = 1000000
+	md := r.markdown()
+	for _, want := range []string{"| 22650 / 1000000 ⚠ |", "- ⚠ stock / memory / otlp-grpc: stop: timeout\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "gave up waiting") || strings.Contains(md, "secret detail") {
+		t.Errorf("report repeats a gave-up run or an error's log:\n%s", md)
 	}
 }

@@ -19,7 +19,24 @@ type variant struct {
 	// Overlays are configuration files (from the repository root) applied on top of the mode's,
 	// e.g. configs/elasticsearch/apm.yaml.
 	Overlays []string `yaml:"overlays"`
+	// KeepFraction > 0 (ddtrace protocols only) is tracegen's -keep-fraction: that share of the
+	// traces carry priority 2 (user keep), the rest -1 (user reject).
+	KeepFraction float64 `yaml:"keep_fraction"`
+	// Expect is what Elasticsearch must hold after a run with a keep fraction: "kept" (the
+	// default: the kept traces' spans) or "all" (every acknowledged span, for a collector told
+	// not to honour the priority).
+	Expect string `yaml:"expect"`
+	// Against names the variant this one is compared with, same protocol and run, in the
+	// report's comparison table. Variants named alike up to a comma ("x", "x, again") are pairs
+	// of one comparison, summed up by a geometric mean.
+	Against string `yaml:"against"`
 }
+
+// What a run with a keep fraction expects in Elasticsearch (variant.Expect).
+const (
+	expectKept = "kept"
+	expectAll  = "all"
+)
 
 // sweepFile is the format of bench/configs/sweep.yaml.
 type sweepFile struct {
@@ -40,15 +57,60 @@ func loadSweep(path string) ([]variant, error) {
 	if len(f.Variants) == 0 {
 		return nil, fmt.Errorf("%s: no variants", path)
 	}
-	for i, v := range f.Variants {
+	names := map[string]bool{}
+	for _, v := range f.Variants {
+		names[v.Name] = true
+	}
+	for i := range f.Variants {
+		v := &f.Variants[i]
 		if v.Name == "" {
 			return nil, fmt.Errorf("%s: variant %d has no name", path, i+1)
 		}
 		if _, ok := modeConfigs[v.Collector][v.Mode]; !ok {
 			return nil, fmt.Errorf("%s: variant %q: no configuration for collector %q in mode %q", path, v.Name, v.Collector, v.Mode)
 		}
+		if err := loadgen.CheckKeepFraction(loadgen.DDTraceV04, v.KeepFraction); err != nil {
+			return nil, fmt.Errorf("%s: variant %q: keep_fraction: %w", path, v.Name, err)
+		}
+		switch {
+		case v.KeepFraction == 0 && v.Expect != "":
+			return nil, fmt.Errorf("%s: variant %q: expect %q needs a keep_fraction", path, v.Name, v.Expect)
+		case v.KeepFraction > 0 && v.Expect == "":
+			v.Expect = expectKept
+		case v.Expect != "" && v.Expect != expectKept && v.Expect != expectAll:
+			return nil, fmt.Errorf("%s: variant %q: expect must be %q or %q, got %q", path, v.Name, expectKept, expectAll, v.Expect)
+		}
+		if v.Against != "" && (v.Against == v.Name || !names[v.Against]) {
+			return nil, fmt.Errorf("%s: variant %q: against %q names no other variant", path, v.Name, v.Against)
+		}
 	}
 	return f.Variants, nil
+}
+
+// checkVariantProtocols refuses a sweep whose variants with a keep fraction would run a protocol
+// without a sampling priority.
+func checkVariantProtocols(variants []variant, protocols []string) error {
+	for _, v := range variants {
+		for _, p := range protocols {
+			if err := loadgen.CheckKeepFraction(p, v.KeepFraction); err != nil {
+				return fmt.Errorf("sweep variant %q: keep_fraction: %w", v.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// expectedSpans is what Elasticsearch must hold after a run of coll with variant v for which
+// tracegen reported g: every acknowledged span, or the acknowledged spans of the kept traces when
+// the load carries a keep fraction and the collector honours it; nothing from the floor.
+func expectedSpans(coll string, v variant, g loadgen.Result) int {
+	switch {
+	case coll == floorCollector:
+		return 0
+	case v.KeepFraction > 0 && v.Expect != expectAll:
+		return g.SpansKeptAcked
+	}
+	return g.SpansAcked
 }
 
 // job is one measurement: a collector in a mode with its configuration file, one protocol, and

@@ -134,9 +134,9 @@ func mainErr() error {
 	flag.DurationVar(&o.maxWait, "max-wait", 5*time.Minute, "give up waiting for spans after this long in all")
 	flag.StringVar(&o.mdPath, "md", "docs/benchmarks.md", "Markdown report; only its \"## Pipeline benchmarks (make bench)\" section is replaced")
 	flag.StringVar(&o.jsonPath, "json", "bench/results/pipeline.jsonl", "results file (JSON Lines: the report's header, then one line per run)")
-	flag.StringVar(&o.label, "label", "", "a note printed with the results (e.g. why this run)")
+	flag.StringVar(&o.label, "label", "", "a note printed with the results (e.g. why this run); with -render, it replaces the results file's note (e.g. what a profile of the run showed)")
 	flag.BoolVar(&o.quick, "quick", false, "a quick run: 10 clients x 100 requests x 10 spans (overrides -c, -n, -spans)")
-	flag.BoolVar(&o.check, "check", false, "exit non-zero unless every acknowledged span reached the stand-in in every run")
+	flag.BoolVar(&o.check, "check", false, "exit non-zero unless every request was acknowledged and every expected span (acknowledged, or of a kept trace under a sweep's keep_fraction) reached the stand-in in every run, and no span of a rejected trace")
 	flag.IntVar(&o.warmup, "warmup", 5, "warm-up requests per client before each measurement (0: none)")
 	flag.Func("set", "a collector setting, passed on as --set (repeatable), e.g. -set processors::batch::send_batch_size=4096", func(v string) error {
 		o.sets = append(o.sets, v)
@@ -178,6 +178,9 @@ func mainErr() error {
 	if sweepPath != "" {
 		vs, err := loadSweep(fromRoot(o.root, sweepPath))
 		if err != nil {
+			return err
+		}
+		if err := checkVariantProtocols(vs, o.protocols); err != nil {
 			return err
 		}
 		o.variants = vs
@@ -241,30 +244,57 @@ func mainErr() error {
 	if o.check {
 		var bad []string
 		for _, r := range rep.Runs {
-			if r.Collector == floorCollector {
-				continue // delivers nothing, by design
-			}
-			if r.Error != "" || r.SpansInES < r.Gen.SpansAcked || r.Gen.SpansAcked < r.Gen.SpansSent {
-				bad = append(bad, fmt.Sprintf("%s/%s/%s: sent %d, acknowledged %d, in Elasticsearch %d %s",
-					r.Collector, r.Mode, r.Protocol, r.Gen.SpansSent, r.Gen.SpansAcked, r.SpansInES, r.Error))
+			if problem := checkRun(&r); problem != "" {
+				bad = append(bad, fmt.Sprintf("%s/%s/%s %s: %s (sent %d, acknowledged %d, expected %d, in Elasticsearch %d)",
+					r.Collector, r.Mode, r.Protocol, r.Variant, problem, r.Gen.SpansSent, r.Gen.SpansAcked, r.ExpectedSpans, r.SpansInES))
 			}
 		}
 		if len(bad) > 0 {
 			return fmt.Errorf("check failed:\n  %s", strings.Join(bad, "\n  "))
 		}
-		fmt.Println("check: every span arrived in every run")
+		fmt.Println("check: every expected span arrived in every run, and no other")
 	}
 	return nil
 }
 
+// checkRun says what is wrong with a run for -check, "" when nothing: an error, a refused
+// request, an expected span missing, or, in a run that expects the kept traces only, more spans
+// than they hold (with every request acknowledged: a rejected trace was stored).
+func checkRun(r *run) string {
+	switch {
+	case r.Collector == floorCollector:
+		return "" // delivers nothing, by design
+	case r.Error != "":
+		first, _, _ := strings.Cut(r.Error, "\n")
+		return first
+	case r.Gen.SpansAcked < r.Gen.SpansSent:
+		return "requests refused"
+	case r.SpansInES < r.ExpectedSpans:
+		return fmt.Sprintf("%d expected spans missing", r.ExpectedSpans-r.SpansInES)
+	case r.expectsKeptOnly() && r.SpansInES+r.LateSpans > r.ExpectedSpans:
+		return fmt.Sprintf("%d spans more than the kept traces hold: rejected traces were stored", r.SpansInES+r.LateSpans-r.ExpectedSpans)
+	}
+	return ""
+}
+
 // renderSection rewrites the Markdown section o.section from the results file o.jsonPath, which it
-// leaves as it is.
+// leaves as it is unless o.label gives the report a new note.
 func renderSection(o options) error {
 	rep, err := loadReport(fromRoot(o.root, o.jsonPath))
 	if err != nil {
 		return err
 	}
 	rep.Section = o.section
+	if o.label != "" {
+		rep.Label = o.label
+		b, err := encodeResults(rep)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(fromRoot(o.root, o.jsonPath), b, 0o644); err != nil {
+			return err
+		}
+	}
 	if err := writeSection(fromRoot(o.root, o.mdPath), o.section, rep.markdown()); err != nil {
 		return err
 	}
@@ -342,6 +372,16 @@ type run struct {
 	Variant  string   `json:"variant,omitempty"`
 	Settings []string `json:"settings,omitempty"`
 	Overlays []string `json:"overlays,omitempty"`
+	// KeepFraction and Expect are the variant's (tracegen's -keep-fraction; "kept" or "all");
+	// Against names the variant the report compares this run with.
+	KeepFraction float64 `json:"keep_fraction,omitempty"`
+	Expect       string  `json:"expect,omitempty"`
+	Against      string  `json:"against,omitempty"`
+	// ExpectedSpans is what the run waited for in Elasticsearch (expectedSpans). LateSpans arrived
+	// in the lateWindow after it was reached, counted in runs that expect the kept traces only:
+	// any is a rejected trace stored.
+	ExpectedSpans int `json:"expected_spans"`
+	LateSpans     int `json:"late_spans,omitempty"`
 	// Rate is the offered request rate (requests/s); 0: closed loop.
 	Rate float64 `json:"rate,omitempty"`
 	// Gen is tracegen's own result: requests, bytes, latency, statuses.
@@ -367,8 +407,11 @@ type run struct {
 	// LastSpanSeconds is the time from the first request until the last span arrived.
 	LastSpanSeconds float64 `json:"last_span_s"`
 	E2ESpansPerSec  float64 `json:"e2e_spans_per_s"`
-	// SpansPerCoreSec is the end-to-end rate per collector core: E2ESpansPerSec / (CPUPercent/100).
-	SpansPerCoreSec float64 `json:"spans_per_core_s"`
+	// SpansPerCoreSec is the end-to-end rate per collector core: E2ESpansPerSec / (CPUPercent/100),
+	// the spans stored per second of the collector's CPU. AcceptedSpansPerCoreSec is the
+	// acknowledged spans per second of the same CPU: what a core takes from clients, stored or not.
+	SpansPerCoreSec         float64 `json:"spans_per_core_s"`
+	AcceptedSpansPerCoreSec float64 `json:"accepted_spans_per_core_s"`
 	// LoadSeconds is the load alone (tracegen's run); DrainSeconds what followed until the last
 	// span arrived. A collector whose exporter holds a partial batch (stock's flushes after 10 s)
 	// has a long drain, which lowers its e2e rate and CPU % without saying anything about its
@@ -389,6 +432,14 @@ const clientBoundCPU = 90
 // clientBound reports whether the client side limited the run.
 func (r *run) clientBound() bool { return r.ClientLoadCPUPercent >= clientBoundCPU }
 
+// expectsKeptOnly reports whether the run's load carried a keep fraction that the collector was
+// expected to honour.
+func (r *run) expectsKeptOnly() bool { return r.KeepFraction > 0 && r.Expect != expectAll }
+
+// lateWindow is how long a run that expects the kept traces only keeps counting after they all
+// arrived: longer than the buffer's batch wait, so a rejected trace stored behind them shows.
+const lateWindow = time.Second
+
 func (r *run) oneLine() string {
 	bound := ""
 	if r.clientBound() {
@@ -403,7 +454,10 @@ func (r *run) oneLine() string {
 func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run) {
 	coll, mode, protocol, cfg := j.coll, j.mode, j.protocol, j.cfg
 	sets := append(append([]string(nil), o.sets...), j.variant.Set...)
-	r = run{Collector: coll, Mode: mode, Protocol: protocol, Config: cfg, Variant: j.variant.Name, Settings: j.variant.Set, Overlays: j.variant.Overlays, Rate: o.rate}
+	r = run{
+		Collector: coll, Mode: mode, Protocol: protocol, Config: cfg, Variant: j.variant.Name, Settings: j.variant.Set, Overlays: j.variant.Overlays, Rate: o.rate,
+		KeepFraction: j.variant.KeepFraction, Expect: j.variant.Expect, Against: j.variant.Against,
+	}
 	fail := func(err error) run { r.Error = err.Error(); return r }
 	if o.rateFraction > 0 {
 		rate, err := halfRate(o.saturation, protocol, o.rateFraction)
@@ -480,6 +534,9 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	if r.Rate > 0 {
 		genArgs = append(genArgs, "-rate", fmt.Sprintf("%.0f", r.Rate))
 	}
+	if r.KeepFraction > 0 {
+		genArgs = append(genArgs, "-keep-fraction", strconv.FormatFloat(r.KeepFraction, 'g', -1, 64))
+	}
 	if o.duration > 0 {
 		genArgs = append(genArgs, "-duration", o.duration.String())
 	}
@@ -497,12 +554,18 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		// span of the measurement.
 		warmArgs := genArgsWith(withoutFlag(withoutFlag(withoutFlag(genArgs, "-duration"), "-rate"), "-seed"), "-n", strconv.Itoa(o.warmup))
 		warm := exec.CommandContext(ctx, name, warmArgs...)
-		if out, err := warm.Output(); err != nil {
+		out, err := warm.Output()
+		if err != nil {
 			return fail(fmt.Errorf("tracegen warm-up: %w: %.300s", err, out))
 		}
 		if coll != floorCollector {
+			want := o.conc * o.warmup * o.spans
+			var res []loadgen.Result
+			if json.Unmarshal(out, &res) == nil && len(res) == 1 {
+				want = expectedSpans(coll, j.variant, res[0]) // a keep fraction's share
+			}
 			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			_ = es.WaitForSpans(wctx, o.conc*o.warmup*o.spans) // UDP may lose some: then the timeout ends it
+			_ = es.WaitForSpans(wctx, want) // UDP may lose some: then the timeout ends it
 			cancel()
 			time.Sleep(1500 * time.Millisecond) // a batch timeout (1s): stragglers land before the reset
 			es.Reset()
@@ -523,7 +586,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	gen.Stderr = os.Stderr
 	profiled := make(chan error, 1)
 	if o.profileDir != "" {
-		path := filepath.Join(o.profileDir, fmt.Sprintf("%s-%s-%s.pprof", r.Collector, r.Mode, protocol))
+		path := filepath.Join(o.profileDir, profileName(&r)+".pprof")
 		go func() {
 			err := cpuProfile(ctx, ports.Pprof, o.profileSeconds, path)
 			// The heap right after the CPU profile, still under load: what the peak RSS is made of.
@@ -559,12 +622,11 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	r.Gen = results[0]
 	genCPU := gen.ProcessState.UserTime() + gen.ProcessState.SystemTime()
 
-	// Wait for every acknowledged span (UDP: every span sent), giving up after o.stall without
-	// progress or o.maxWait in all. The floor delivers nothing: its window ends with the load.
-	want := r.Gen.SpansAcked
-	if coll == floorCollector {
-		want = 0
-	}
+	// Wait for every expected span (acknowledged, or of a kept trace; UDP: every span sent),
+	// giving up after o.stall without progress or o.maxWait in all. The floor delivers nothing:
+	// its window ends with the load.
+	want := expectedSpans(coll, j.variant, r.Gen)
+	r.ExpectedSpans = want
 	last, lastChange := -1, time.Now()
 	deadline := start.Add(o.maxWait)
 	for {
@@ -583,7 +645,11 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 			stall = min(stall, 5*time.Second) // lost datagrams never come; what was queued arrives quickly
 		}
 		if ctx.Err() != nil || time.Since(lastChange) > stall || time.Now().After(deadline) {
-			r.Error = fmt.Sprintf("%d of %d acknowledged spans reached the stand-in (gave up waiting)", n, want)
+			what := "acknowledged"
+			if r.expectsKeptOnly() {
+				what = "kept"
+			}
+			r.Error = fmt.Sprintf("%d of %d %s spans %s", n, want, what, gaveUp)
 			break
 		}
 	}
@@ -614,6 +680,9 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	if r.CPUPercent > 0 {
 		r.SpansPerCoreSec = r.E2ESpansPerSec / (r.CPUPercent / 100)
 	}
+	if cpuSeconds := float64(cpu1-cpu0) / clkTck; cpuSeconds > 0 {
+		r.AcceptedSpansPerCoreSec = float64(r.Gen.SpansAcked) / cpuSeconds
+	}
 	r.LoadSeconds = loadEnd.Sub(start).Seconds()
 	r.DrainSeconds = max(0, end.Sub(loadEnd).Seconds())
 	if r.LoadSeconds > 0 {
@@ -628,7 +697,35 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	} else if r.Error == "" {
 		r.Error = err.Error()
 	}
+	if r.expectsKeptOnly() && r.Error == "" {
+		select {
+		case <-time.After(lateWindow):
+		case <-ctx.Done():
+		}
+		r.LateSpans = spansIn(es.Stats()) - r.SpansInES
+	}
 	return r
+}
+
+// profileName names a run's CPU profile: collector, mode, protocol, and the variant in letters,
+// digits and dashes, so that the variants of a sweep do not overwrite each other's.
+func profileName(r *run) string {
+	name := fmt.Sprintf("%s-%s-%s", r.Collector, r.Mode, r.Protocol)
+	if r.Variant == "" {
+		return name
+	}
+	var b strings.Builder
+	dash := true
+	for _, c := range strings.ToLower(r.Variant) {
+		if ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') {
+			b.WriteRune(c)
+			dash = false
+		} else if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return name + "-" + strings.TrimSuffix(b.String(), "-")
 }
 
 // underRoot resolves a path given on the command line: relative to the repository root, unless

@@ -7,6 +7,7 @@
 //	tracegen -protocol all -c 10 -n 50                 # every protocol on its standard port
 //	tracegen -protocol zipkin-json -target host:9411 -rate 2000 -duration 60s -json out.json
 //	tracegen -protocol otlp-grpc -rate 1301 -duration 30s -timeline  # p50/p99/max of each second
+//	tracegen -protocol ddtrace-v0.4 -keep-fraction 0.1                # 1 trace in 10 priority 2, the rest -1
 package main
 
 import (
@@ -54,6 +55,7 @@ func run(args []string, stdout io.Writer) error {
 	seed := fs.Uint64("seed", 0, "random seed (0: from the clock)")
 	jsonOut := fs.String("json", "", "write the results as JSON to this file (- for stdout, then no text summary)")
 	timeline := fs.Bool("timeline", false, "also print the latency of each second of the run (the JSON always has it)")
+	keepFraction := fs.Float64("keep-fraction", 0, "ddtrace protocols only: this share of the traces, picked from their trace id, carry sampling priority 2 (user keep) and the rest -1 (user reject), as a tracer at DD_TRACE_SAMPLE_RATE sends them; 0: every trace priority 1")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -65,6 +67,11 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, p := range list {
+		if err := loadgen.CheckKeepFraction(p, *keepFraction); err != nil {
+			return fmt.Errorf("-keep-fraction: %w", err)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var results []*loadgen.Result
@@ -72,6 +79,7 @@ func run(args []string, stdout io.Writer) error {
 		res, err := loadgen.Run(ctx, loadgen.Config{
 			Protocol: p, Target: targets[p], Concurrency: *conc, Requests: *requests,
 			Duration: *duration, Spans: *spans, Rate: *rate, PoolSize: *pool, Service: *service, Seed: *seed, Timeout: *timeout,
+			KeepFraction: *keepFraction,
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
@@ -142,6 +150,10 @@ func printSummary(w io.Writer, r *loadgen.Result) {
 		r.Protocol, r.Target, r.Requests, r.SpansPerRequest, r.Concurrency, r.ElapsedSeconds, r.RequestsPerSec, r.SpansPerSec,
 		r.BytesPerRequest/1024, float64(r.Bytes)/1e6)
 	fmt.Fprintf(w, "  latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", r.Latency.Mean, r.Latency.P50, r.Latency.P90, r.Latency.P99, r.Latency.Max)
+	if r.KeepFraction > 0 {
+		fmt.Fprintf(w, "  keep fraction %g: %d spans of kept traces (priority %d) sent, %d acknowledged; the other traces priority %d\n",
+			r.KeepFraction, r.SpansKept, loadgen.PriorityUserKeep, r.SpansKeptAcked, loadgen.PriorityUserReject)
+	}
 	fmt.Fprintf(w, "  status: 2xx %d  429 %d  5xx %d  other %d  transport errors %d  %v\n", r.Status.OK, r.Status.TooMany, r.Status.Server, r.Status.Other, r.Status.Transport, r.Status.Codes)
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "  error: %s\n", e)

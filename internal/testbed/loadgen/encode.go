@@ -41,11 +41,17 @@ const jaegerSpansPerPacket = 30
 // Encode returns the wire payload of one request carrying t: one part per HTTP body, gRPC message
 // or UDP packet (only jaeger-udp-compact splits a trace into several packets).
 func Encode(ctx context.Context, protocol string, t Trace) ([][]byte, error) {
+	return encode(ctx, protocol, t, false)
+}
+
+// encode is Encode; sampled (ddtrace only) writes the priority as prioritySentinel, for a pool
+// whose requests each get their trace's priority.
+func encode(ctx context.Context, protocol string, t Trace, sampled bool) ([][]byte, error) {
 	switch protocol {
 	case DDTraceV04:
-		return [][]byte{tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{ddSpans(t)})}, nil
+		return [][]byte{tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{ddSpans(t, sampled)})}, nil
 	case DDTraceV05:
-		return [][]byte{tracesend.EncodeDDTraceV05([][]tracesend.DDSpan{ddSpans(t)})}, nil
+		return [][]byte{tracesend.EncodeDDTraceV05([][]tracesend.DDSpan{ddSpans(t, sampled)})}, nil
 	case JaegerThriftHTTP:
 		b, err := tracesend.EncodeJaegerBinary(ctx, jaegerBatch(t, t.Spans))
 		return [][]byte{b}, err
@@ -80,7 +86,9 @@ func Encode(ctx context.Context, protocol string, t Trace) ([][]byte, error) {
 	return nil, fmt.Errorf("unknown protocol %q (want one of %v)", protocol, Protocols())
 }
 
-func ddSpans(t Trace) []tracesend.DDSpan {
+// ddSpans is t as a tracer's chunk: priority 1 on the first span, or with sampled the sentinel a
+// request's priority replaces.
+func ddSpans(t Trace, sampled bool) []tracesend.DDSpan {
 	out := make([]tracesend.DDSpan, len(t.Spans))
 	for i, s := range t.Spans {
 		d := tracesend.DDSpan{
@@ -93,6 +101,9 @@ func ddSpans(t Trace) []tracesend.DDSpan {
 			// 128-bit trace ids: the high half travels in the chunk's first span, as tracers send it.
 			d.Meta["_dd.p.tid"] = fmt.Sprintf("%016x", t.TraceHi)
 			d.Metrics["_sampling_priority_v1"] = 1
+			if sampled {
+				d.Metrics["_sampling_priority_v1"] = prioritySentinel
+			}
 			d.Metrics["_dd.top_level"] = 1
 		}
 		if s.Error {
@@ -102,6 +113,12 @@ func ddSpans(t Trace) []tracesend.DDSpan {
 		}
 		for _, a := range s.Attrs {
 			key := ddKey(a.Key)
+			if sampled && key == attrSamplingPriority {
+				// A tracer turns this tag into the trace's priority and does not send it; sent
+				// as a metric on every span, it would reach the sampler as each span's own
+				// priority 1 beside the chunk's.
+				continue
+			}
 			switch a.Type {
 			case AttrInt:
 				d.Metrics[key] = float64(a.Int)

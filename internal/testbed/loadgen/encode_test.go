@@ -34,7 +34,8 @@ type decodedSpan struct {
 	attrs            int // attributes/tags/meta+metrics carried from Span.Attrs (at least)
 	errored          bool
 	duration         time.Duration
-	ddType           string // the Datadog span type (ddtrace only)
+	ddType           string             // the Datadog span type (ddtrace only)
+	ddMetrics        map[string]float64 // the span's metrics (ddtrace only)
 }
 
 func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
@@ -151,6 +152,10 @@ func decode(t *testing.T, protocol string, parts [][]byte) []decodedSpan {
 						duration: time.Duration(asU64(m["duration"])),
 					})
 					out[len(out)-1].ddType, _ = m["type"].(string)
+					out[len(out)-1].ddMetrics = map[string]float64{}
+					for k, v := range m["metrics"].(map[string]any) {
+						out[len(out)-1].ddMetrics[k] = v.(float64)
+					}
 				}
 			}
 		} else {
@@ -249,9 +254,10 @@ func decodeV05(t *testing.T, b []byte) []decodedSpan {
 			d.attrs += int(m)
 			m, b, err = msgp.ReadMapHeaderBytes(b)
 			must(err)
+			d.ddMetrics = map[string]float64{}
 			for j := uint32(0); j < m; j++ {
-				_ = u32()
-				_, b, err = msgp.ReadFloat64Bytes(b)
+				k := dict[u32()]
+				d.ddMetrics[k], b, err = msgp.ReadFloat64Bytes(b)
 				must(err)
 			}
 			d.attrs += int(m)

@@ -107,7 +107,7 @@ func NewTrace(r *rand.Rand, service string, n int, now time.Time) Trace {
 			{Key: "service.version", Str: "1.4.2"},
 			{Key: "thread.id", Type: AttrInt, Int: int64(100 + r.IntN(64))},
 			{Key: "tracegen.index", Type: AttrInt, Int: int64(i)},
-			{Key: "sampling.priority", Type: AttrFloat, Float: 1},
+			{Key: attrSamplingPriority, Type: AttrFloat, Float: 1},
 		}
 	}
 	for i := range n {

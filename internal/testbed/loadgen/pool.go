@@ -2,7 +2,9 @@ package loadgen
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -12,6 +14,9 @@ type Payload struct {
 	Parts [][]byte
 	Spans int
 	slots []idSlot
+	// keepFraction > 0: the payload's priority, at prio, is written per request from the trace id.
+	keepFraction float64
+	prio         prioritySlot
 }
 
 // Pool is a set of pre-encoded payloads of one protocol, each a different trace.
@@ -22,6 +27,15 @@ type Pool struct {
 
 // NewPool pre-encodes n payloads of spansPerRequest spans each for protocol.
 func NewPool(ctx context.Context, protocol, service string, n, spansPerRequest int, seed uint64) (*Pool, error) {
+	return newPool(ctx, protocol, service, n, spansPerRequest, seed, 0)
+}
+
+// newPool is NewPool with a keep fraction (Config.KeepFraction): each request's trace then carries
+// the priority Kept gives its trace id.
+func newPool(ctx context.Context, protocol, service string, n, spansPerRequest int, seed uint64, keepFraction float64) (*Pool, error) {
+	if err := CheckKeepFraction(protocol, keepFraction); err != nil {
+		return nil, err
+	}
 	if n < 1 {
 		n = 1
 	}
@@ -30,7 +44,7 @@ func NewPool(ctx context.Context, protocol, service string, n, spansPerRequest i
 	p := &Pool{Protocol: protocol}
 	for i := 0; i < n; i++ {
 		t := NewTrace(r, service, spansPerRequest, now)
-		parts, err := Encode(ctx, protocol, t)
+		parts, err := encode(ctx, protocol, t, keepFraction > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -38,7 +52,13 @@ func NewPool(ctx context.Context, protocol, service string, n, spansPerRequest i
 		if want := expectedSlots(protocol, spansPerRequest); len(slots) != want {
 			return nil, fmt.Errorf("%s: found the trace id %d times in the payload, want %d", protocol, len(slots), want)
 		}
-		p.Payloads = append(p.Payloads, Payload{Parts: parts, Spans: spansPerRequest, slots: slots})
+		pl := Payload{Parts: parts, Spans: spansPerRequest, slots: slots, keepFraction: keepFraction}
+		if keepFraction > 0 && spansPerRequest > 0 {
+			if pl.prio, err = findPrioritySlot(parts); err != nil {
+				return nil, fmt.Errorf("%s: %w", protocol, err)
+			}
+		}
+		p.Payloads = append(p.Payloads, pl)
 	}
 	return p, nil
 }
@@ -47,11 +67,15 @@ func NewPool(ctx context.Context, protocol, service string, n, spansPerRequest i
 type Request struct {
 	Parts [][]byte
 	Spans int
-	bufs  [][]byte
+	// Kept says whether the trace carries a keep decision: priority 2 under a keep fraction (-1
+	// when false), always true without one (priority 1).
+	Kept bool
+	bufs [][]byte
 }
 
 // Fill copies payload into r (reusing r's buffers) and writes the trace id (hi, lo) into every
-// place the payload carries it; hi and lo are forced into the fixed-width id form.
+// place the payload carries it; hi and lo are forced into the fixed-width id form. A payload of a
+// pool with a keep fraction also gets the priority Kept gives lo.
 func (r *Request) Fill(p *Payload, hi, lo uint64) {
 	hi, lo = fixID(hi), fixID(lo)
 	for len(r.bufs) < len(p.Parts) {
@@ -66,6 +90,12 @@ func (r *Request) Fill(p *Payload, hi, lo uint64) {
 		encodeID(r.Parts[s.part][s.off:s.off+idWidth(s.kind)], s.kind, hi, lo)
 	}
 	r.Spans = p.Spans
+	r.Kept = true
+	if p.keepFraction > 0 && p.Spans > 0 {
+		prio := priorityOf(lo, p.keepFraction)
+		r.Kept = prio > 0
+		binary.BigEndian.PutUint64(r.Parts[p.prio.part][p.prio.off:], math.Float64bits(prio))
+	}
 }
 
 // splitmix64 is a bijective mixer: distinct sequence numbers give distinct ids.

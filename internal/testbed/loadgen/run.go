@@ -41,18 +41,28 @@ type Config struct {
 	Seed     uint64
 	// Timeout bounds one request (default 30s).
 	Timeout time.Duration
+	// KeepFraction > 0 (ddtrace protocols only, at most 1): the traces Kept picks from their
+	// trace id carry sampling priority 2 (user keep), the others -1 (user reject), as a tracer
+	// at DD_TRACE_SAMPLE_RATE=KeepFraction sends them. 0: every trace carries priority 1.
+	KeepFraction float64
 }
 
 // Result is what a run measured.
 type Result struct {
-	Protocol        string       `json:"protocol"`
-	Target          string       `json:"target"`
-	Concurrency     int          `json:"concurrency"`
-	SpansPerRequest int          `json:"spans_per_request"`
-	Rate            float64      `json:"rate,omitempty"`
-	Requests        int          `json:"requests"`
-	SpansSent       int          `json:"spans_sent"`
-	SpansAcked      int          `json:"spans_acked"` // spans of 2xx requests (UDP: every span written)
+	Protocol        string  `json:"protocol"`
+	Target          string  `json:"target"`
+	Concurrency     int     `json:"concurrency"`
+	SpansPerRequest int     `json:"spans_per_request"`
+	Rate            float64 `json:"rate,omitempty"`
+	Requests        int     `json:"requests"`
+	SpansSent       int     `json:"spans_sent"`
+	SpansAcked      int     `json:"spans_acked"` // spans of 2xx requests (UDP: every span written)
+	// KeepFraction is Config.KeepFraction. SpansKept and SpansKeptAcked are the spans of the
+	// traces with a keep decision (all of them without a keep fraction) among SpansSent and
+	// SpansAcked: what a collector that honours the priority stores.
+	KeepFraction    float64      `json:"keep_fraction,omitempty"`
+	SpansKept       int          `json:"spans_kept"`
+	SpansKeptAcked  int          `json:"spans_kept_acked"`
 	Bytes           int64        `json:"bytes"`
 	BytesPerRequest float64      `json:"bytes_per_request"`
 	ElapsedSeconds  float64      `json:"elapsed_s"`
@@ -298,7 +308,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if c.Seed == 0 {
 		c.Seed = uint64(time.Now().UnixNano())
 	}
-	pool, err := NewPool(ctx, c.Protocol, c.Service, c.PoolSize, c.Spans, c.Seed)
+	pool, err := newPool(ctx, c.Protocol, c.Service, c.PoolSize, c.Spans, c.Seed, c.KeepFraction)
 	if err != nil {
 		return nil, err
 	}
@@ -315,6 +325,8 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		bytes  int64
 		spans  int
 		acked  int
+		kept   int
+		keptOK int
 		errs   []string
 	}
 	results := make([]workerResult, c.Concurrency)
@@ -379,10 +391,16 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 					res.bytes += int64(len(p))
 				}
 				res.spans += req.Spans
+				if req.Kept {
+					res.kept += req.Spans
+				}
 				switch class {
 				case classOK:
 					res.status.OK++
 					res.acked += req.Spans
+					if req.Kept {
+						res.keptOK += req.Spans
+					}
 				case classTooMany:
 					res.status.TooMany++
 				case classServer:
@@ -424,7 +442,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	out := &Result{
 		Protocol: c.Protocol, Target: c.Target, Concurrency: c.Concurrency, SpansPerRequest: c.Spans, Rate: c.Rate,
-		Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds(),
+		KeepFraction: c.KeepFraction, Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds(),
 	}
 	all := make([]time.Duration, len(timed)) // the missed requests too
 	for i, t := range timed {
@@ -439,6 +457,8 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		out.Bytes += r.bytes
 		out.SpansSent += r.spans
 		out.SpansAcked += r.acked
+		out.SpansKept += r.kept
+		out.SpansKeptAcked += r.keptOK
 		for _, e := range r.errs {
 			if !seen[e] && len(out.Errors) < 5 {
 				seen[e] = true

@@ -2,123 +2,69 @@ package translator
 
 import "strings"
 
-// renamedKey renames Datadog tag keys to OpenTelemetry semantic convention keys (matched on the
+// renamedKeys rename Datadog tag keys to OpenTelemetry semantic convention keys (matched on the
 // lower-cased key), the same table contrib's datadogreceiver uses, so documents look the same
-// whichever receiver produced them. (A switch, not a map: it runs for every meta and metric key,
-// and the compiled switch is about three times faster than a map lookup.)
-func renamedKey(k string) (string, bool) {
-	switch k {
-	case "env":
-		return "deployment.environment.name", true
-	case "service":
-		return "service.name", true
-	case "version":
-		return "service.version", true
+// whichever receiver produced them.
+var renamedKeys = newKeyTable(map[string]string{
+	"env":     "deployment.environment.name",
+	"service": "service.name",
+	"version": "service.version",
 
-	case "container_id":
-		return "container.id", true
-	case "container_name":
-		return "container.name", true
-	case "image_name":
-		return "container.image.name", true
-	case "image_tag":
-		return "container.image.tags", true
-	case "runtime":
-		return "container.runtime.name", true
+	"container_id":   "container.id",
+	"container_name": "container.name",
+	"image_name":     "container.image.name",
+	"image_tag":      "container.image.tags",
+	"runtime":        "container.runtime.name",
 
-	case "cloud_provider":
-		return "cloud.provider", true
-	case "region":
-		return "cloud.region", true
-	case "zone":
-		return "cloud.availability_zone", true
+	"cloud_provider": "cloud.provider",
+	"region":         "cloud.region",
+	"zone":           "cloud.availability_zone",
 
-	case "task_family":
-		return "aws.ecs.task.family", true
-	case "task_arn":
-		return "aws.ecs.task.arn", true
-	case "ecs_cluster_name":
-		return "aws.ecs.cluster.arn", true
-	case "task_version":
-		return "aws.ecs.task.revision", true
-	case "ecs_container_name":
-		return "aws.ecs.container.arn", true
+	"task_family":        "aws.ecs.task.family",
+	"task_arn":           "aws.ecs.task.arn",
+	"ecs_cluster_name":   "aws.ecs.cluster.arn",
+	"task_version":       "aws.ecs.task.revision",
+	"ecs_container_name": "aws.ecs.container.arn",
 
-	case "kube_container_name":
-		return "k8s.container.name", true
-	case "kube_cluster_name":
-		return "k8s.cluster.name", true
-	case "kube_deployment":
-		return "k8s.deployment.name", true
-	case "kube_replica_set":
-		return "k8s.replicaset.name", true
-	case "kube_stateful_set":
-		return "k8s.statefulset.name", true
-	case "kube_daemon_set":
-		return "k8s.daemonset.name", true
-	case "kube_job":
-		return "k8s.job.name", true
-	case "kube_cronjob":
-		return "k8s.cronjob.name", true
-	case "kube_namespace":
-		return "k8s.namespace.name", true
-	case "pod_name":
-		return "k8s.pod.name", true
+	"kube_container_name": "k8s.container.name",
+	"kube_cluster_name":   "k8s.cluster.name",
+	"kube_deployment":     "k8s.deployment.name",
+	"kube_replica_set":    "k8s.replicaset.name",
+	"kube_stateful_set":   "k8s.statefulset.name",
+	"kube_daemon_set":     "k8s.daemonset.name",
+	"kube_job":            "k8s.job.name",
+	"kube_cronjob":        "k8s.cronjob.name",
+	"kube_namespace":      "k8s.namespace.name",
+	"pod_name":            "k8s.pod.name",
 
-	case "http.client_ip":
-		return "client.address", true
-	case "http.response.content_length":
-		return "http.response.body.size", true
-	case "http.status_code":
-		return "http.response.status_code", true
-	case "http.request.content_length":
-		return "http.request.body.size", true
-	case "http.referer":
-		return "http.request.header.referer", true
-	case "http.method":
-		return "http.request.method", true
-	case "http.route":
-		return "http.route", true
-	case "http.version":
-		return "network.protocol.version", true
-	case "http.server_name":
-		return "server.address", true
-	case "http.url":
-		return "url.full", true
-	case "http.useragent":
-		return "user_agent.original", true
+	"http.client_ip":               "client.address",
+	"http.response.content_length": "http.response.body.size",
+	"http.status_code":             "http.response.status_code",
+	"http.request.content_length":  "http.request.body.size",
+	"http.referer":                 "http.request.header.referer",
+	"http.method":                  "http.request.method",
+	"http.route":                   "http.route",
+	"http.version":                 "network.protocol.version",
+	"http.server_name":             "server.address",
+	"http.url":                     "url.full",
+	"http.useragent":               "user_agent.original",
 
-	case "aws.s3.bucket_name":
-		return "aws.s3.bucket", true
-	case "aws.response.request_id":
-		return "aws.request_id", true
-	case "aws.service":
-		return "rpc.service", true
-	case "aws.operation":
-		return "rpc.method", true
+	"aws.s3.bucket_name":      "aws.s3.bucket",
+	"aws.response.request_id": "aws.request_id",
+	"aws.service":             "rpc.service",
+	"aws.operation":           "rpc.method",
 
-	case "db.type":
-		return "db.system.name", true
-	case "db.operation":
-		return "db.operation.name", true
-	case "db.instance":
-		return "db.namespace", true
-	case "db.sql.table":
-		return "db.collection.name", true
-	case "db.pool.name":
-		return "db.client.connection.pool.name", true
-	case "db.statement":
-		return "db.query.text", true
+	"db.type":      "db.system.name",
+	"db.operation": "db.operation.name",
+	"db.instance":  "db.namespace",
+	"db.sql.table": "db.collection.name",
+	"db.pool.name": "db.client.connection.pool.name",
+	"db.statement": "db.query.text",
 
-	case "process_id":
-		return "process.pid", true
-	case "error.stacktrace":
-		return "exception.stacktrace", true
-	case "error.msg":
-		return "exception.message", true
-	}
-	return "", false
-}
+	"process_id":       "process.pid",
+	"error.stacktrace": "exception.stacktrace",
+	"error.msg":        "exception.message",
+})
 
 // isIntKey tells the OpenTelemetry attributes that are integers by specification: Datadog sends
 // them as strings (meta) or doubles (metrics), and contrib keeps those types; we store ints when
@@ -132,14 +78,14 @@ func isIntKey(k string) bool {
 }
 
 // otelKey translates a Datadog key. It runs for every meta and metric key, so the common case —
-// a lower-case key that is not renamed — costs one switch.
+// a lower-case key that is not renamed — costs one table lookup.
 func otelKey(k string) string {
-	if v, ok := renamedKey(k); ok {
-		return v
+	if i := renamedKeys.find(k); i >= 0 {
+		return renamedKeys.vals[i]
 	}
 	if hasUpper(k) {
-		if v, ok := renamedKey(strings.ToLower(k)); ok {
-			return v
+		if i := renamedKeys.find(strings.ToLower(k)); i >= 0 {
+			return renamedKeys.vals[i]
 		}
 	}
 	if !strings.HasPrefix(k, "http.") {

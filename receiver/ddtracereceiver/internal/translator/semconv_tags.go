@@ -46,136 +46,128 @@ type tagRule struct {
 	typ    valueType
 }
 
-// semconvRule returns the rule of a lower-case Datadog key: the mapping tables of the receiver's
-// README. One switch, not a map or a chain of switches: it runs for every tag, and the compiled
-// switch (a binary search over the cases) is several times faster.
-func semconvRule(k string) tagRule {
-	if k != "" && k[0] == '_' && (strings.HasPrefix(k, "_dd.") || strings.HasPrefix(k, "_dd1.")) {
-		return tagRule{action: tagDrop} // tracer and agent bookkeeping
-	}
-	switch k {
+// semconvRules are the rules of lower-case Datadog keys, built once. Keys not here are kept, but
+// for tracer bookkeeping and HTTP headers (semconvRule).
+var semconvRules = buildRules(semconvRuleEntries, semconvIntKeys, unifiedTagKeys)
+
+// semconvRuleEntries are the mapping tables of the receiver's README.
+var semconvRuleEntries = []ruleEntry{
 	// HTTP
-	case "http.method", "elasticsearch.method":
-		return tagRule{action: tagMethod}
-	case "http.url":
-		return tagRule{action: tagURL}
-	case "http.status_code":
-		return renameTyped("http.response.status_code", typeInt)
-	case "http.route":
-		return rename("http.route")
-	case "http.useragent":
-		return rename("user_agent.original")
-	case "http.client_ip", "network.client.ip":
-		return rename("client.address")
-	case "http.host":
-		return tagRule{action: tagHostPort}
-	case "http.hostname", "http.server_name":
-		return rename("server.address")
-	case "http.version":
-		return rename("network.protocol.version")
-	case "http.request.content_length":
-		return renameTyped("http.request.body.size", typeInt)
-	case "http.response.content_length":
-		return renameTyped("http.response.body.size", typeInt)
-	case "http.referer":
-		return renameTyped("http.request.header.referer", typeStringSlice)
+	{tagRule{action: tagMethod}, []string{"http.method", "elasticsearch.method"}},
+	{tagRule{action: tagURL}, []string{"http.url"}},
+	{renameTyped("http.response.status_code", typeInt), []string{"http.status_code"}},
+	{rename("http.route"), []string{"http.route"}},
+	{rename("user_agent.original"), []string{"http.useragent"}},
+	{rename("client.address"), []string{"http.client_ip", "network.client.ip"}},
+	{tagRule{action: tagHostPort}, []string{"http.host"}},
+	{rename("server.address"), []string{"http.hostname", "http.server_name"}},
+	{rename("network.protocol.version"), []string{"http.version"}},
+	{renameTyped("http.request.body.size", typeInt), []string{"http.request.content_length"}},
+	{renameTyped("http.response.body.size", typeInt), []string{"http.response.content_length"}},
+	{renameTyped("http.request.header.referer", typeStringSlice), []string{"http.referer"}},
 
 	// Databases
-	case "db.type", "db.system":
-		return tagRule{action: tagDBSystem}
-	case "db.instance", "db.name", "mongodb.db", "out.redis_db", "db.redis.dbindex", "db.redis.database_index":
-		return rename("db.namespace")
-	case "sql.query", "db.statement", "mongodb.query", "redis.raw_command", "elasticsearch.body":
-		return rename("db.query.text")
-	case "db.operation":
-		return rename("db.operation.name")
-	case "db.sql.table", "mongodb.collection", "db.mongodb.collection":
-		return rename("db.collection.name")
-	case "db.row_count", "sql.rows":
-		return renameTyped("db.response.returned_rows", typeInt)
-	case "db.pool.name":
-		return rename("db.client.connection.pool.name")
-	case "elasticsearch.url":
-		return rename("url.full")
+	{tagRule{action: tagDBSystem}, []string{"db.type", "db.system"}},
+	{rename("db.namespace"), []string{"db.instance", "db.name", "mongodb.db", "out.redis_db", "db.redis.dbindex", "db.redis.database_index"}},
+	{rename("db.query.text"), []string{"sql.query", "db.statement", "mongodb.query", "redis.raw_command", "elasticsearch.body"}},
+	{rename("db.operation.name"), []string{"db.operation"}},
+	{rename("db.collection.name"), []string{"db.sql.table", "mongodb.collection", "db.mongodb.collection"}},
+	{renameTyped("db.response.returned_rows", typeInt), []string{"db.row_count", "sql.rows"}},
+	{rename("db.client.connection.pool.name"), []string{"db.pool.name"}},
+	{rename("url.full"), []string{"elasticsearch.url"}},
 
 	// Messaging
-	case "kafka.topic", "messaging.destination.name", "amqp.queue", "amqp.exchange", "aws.queue.name", "aws.sqs.queue_name":
-		return rename("messaging.destination.name")
-	case "kafka.partition", "messaging.kafka.partition":
-		return rename("messaging.destination.partition.id")
-	case "partition":
-		return tagRule{action: tagQueueOnly, key: "messaging.destination.partition.id"}
-	case "kafka.message.offset", "kafka.message_offset", "kafka.offset":
-		return renameTyped("messaging.kafka.offset", typeInt)
-	case "offset":
-		return tagRule{action: tagQueueOnly, key: "messaging.kafka.offset", typ: typeInt}
-	case "kafka.group", "kafka.group_id":
-		return rename("messaging.consumer.group.name")
-	case "kafka.message_key", "messaging.kafka.key":
-		return rename("messaging.kafka.message.key")
-	case "kafka.tombstone":
-		return renameTyped("messaging.kafka.message.tombstone", typeBool)
-	case "tombstone":
-		return tagRule{action: tagQueueOnly, key: "messaging.kafka.message.tombstone", typ: typeBool}
-	case "amqp.routing_key", "kombu.routing_key":
-		return rename("messaging.rabbitmq.destination.routing_key")
-	case "messaging.system":
-		return tagRule{action: tagMessagingSystem}
-	case "messaging.operation":
-		return tagRule{action: tagMessagingOperation}
+	{rename("messaging.destination.name"), []string{"kafka.topic", "messaging.destination.name", "amqp.queue", "amqp.exchange", "aws.queue.name", "aws.sqs.queue_name"}},
+	{rename("messaging.destination.partition.id"), []string{"kafka.partition", "messaging.kafka.partition"}},
+	{tagRule{action: tagQueueOnly, key: "messaging.destination.partition.id"}, []string{"partition"}},
+	{renameTyped("messaging.kafka.offset", typeInt), []string{"kafka.message.offset", "kafka.message_offset", "kafka.offset"}},
+	{tagRule{action: tagQueueOnly, key: "messaging.kafka.offset", typ: typeInt}, []string{"offset"}},
+	{rename("messaging.consumer.group.name"), []string{"kafka.group", "kafka.group_id"}},
+	{rename("messaging.kafka.message.key"), []string{"kafka.message_key", "messaging.kafka.key"}},
+	{renameTyped("messaging.kafka.message.tombstone", typeBool), []string{"kafka.tombstone"}},
+	{tagRule{action: tagQueueOnly, key: "messaging.kafka.message.tombstone", typ: typeBool}, []string{"tombstone"}},
+	{rename("messaging.rabbitmq.destination.routing_key"), []string{"amqp.routing_key", "kombu.routing_key"}},
+	{tagRule{action: tagMessagingSystem}, []string{"messaging.system"}},
+	{tagRule{action: tagMessagingOperation}, []string{"messaging.operation"}},
 
 	// RPC
-	case "rpc.grpc.full_method", "grpc.method.name", "grpc.method.path":
-		return tagRule{action: tagRPCFullMethod}
-	case "rpc.service", "grpc.method.service":
-		return tagRule{action: tagRPCService}
-	case "rpc.method":
-		return tagRule{action: tagRPCMethod}
-	case "aws.service", "aws_service":
-		return tagRule{action: tagAWSService}
-	case "aws.operation":
-		return tagRule{action: tagAWSOperation}
-	case "rpc.system":
-		return tagRule{action: tagRPCSystem}
-	case "grpc.code", "grpc.status.code":
-		return tagRule{action: tagGRPCCode}
-	case "grpc.method.package":
-		return tagRule{action: tagDrop} // part of the fully qualified method
+	{tagRule{action: tagRPCFullMethod}, []string{"rpc.grpc.full_method", "grpc.method.name", "grpc.method.path"}},
+	{tagRule{action: tagRPCService}, []string{"rpc.service", "grpc.method.service"}},
+	{tagRule{action: tagRPCMethod}, []string{"rpc.method"}},
+	{tagRule{action: tagAWSService}, []string{"aws.service", "aws_service"}},
+	{tagRule{action: tagAWSOperation}, []string{"aws.operation"}},
+	{tagRule{action: tagRPCSystem}, []string{"rpc.system"}},
+	{tagRule{action: tagGRPCCode}, []string{"grpc.code", "grpc.status.code"}},
+	{tagRule{action: tagDrop}, []string{"grpc.method.package"}}, // part of the fully qualified method
 
 	// Network and peer
-	case "out.host", "peer.hostname", "network.destination.name":
-		return rename("server.address")
-	case "out.port", "network.destination.port", "peer.port":
-		return renameTyped("server.port", typeInt)
-	case "network.destination.ip", "peer.ipv4", "peer.ipv6":
-		return rename("network.peer.address")
+	{rename("server.address"), []string{"out.host", "peer.hostname", "network.destination.name"}},
+	{renameTyped("server.port", typeInt), []string{"out.port", "network.destination.port", "peer.port"}},
+	{rename("network.peer.address"), []string{"network.destination.ip", "peer.ipv4", "peer.ipv6"}},
 
-	// Integers of the conventions a tracer sent under their OpenTelemetry names (OpenTelemetry API
-	// bridges, user tags): numbers travel as doubles in metrics and as strings in meta, and
-	// Elastic's enrichment, for one, reads only an integer status code.
-	case "http.response.status_code", "http.request.body.size", "http.response.body.size",
-		"server.port", "client.port", "network.peer.port", "network.local.port",
-		"rpc.grpc.status_code", "messaging.batch.message_count", "thread.id", "code.line.number":
-		return renameTyped(k, typeInt)
-	case "tracestate":
-		return tagRule{action: tagTraceState}
+	{tagRule{action: tagTraceState}, []string{"tracestate"}},
 
 	// What the resource (env, version, language, runtime-id, process_id), the instrumentation
 	// scope (component), the span kind, or the status and exception event carry, and sampling
 	// bookkeeping.
-	case "_sampling_priority_v1", "_sample_rate", "_top_level",
+	{tagRule{action: tagDrop}, []string{
+		"_sampling_priority_v1", "_sample_rate", "_top_level",
 		"service", "env", "version", "language", "runtime-id", "process_id", "component", "span.kind",
-		"error", "error.message", "error.msg", "error.type", "error.stack", "error.stacktrace", "error.handling_stack":
-		return tagRule{action: tagDrop}
+		"error", "error.message", "error.msg", "error.type", "error.stack", "error.stacktrace", "error.handling_stack",
+	}},
+}
 
-	// Unified tags of containers, clouds and orchestrators, named as contrib names them.
-	case "container_id", "container_name", "image_name", "image_tag", "runtime",
-		"cloud_provider", "region", "zone",
-		"task_family", "task_arn", "ecs_cluster_name", "task_version", "ecs_container_name",
-		"kube_container_name", "kube_cluster_name", "kube_deployment", "kube_replica_set",
-		"kube_stateful_set", "kube_daemon_set", "kube_job", "kube_cronjob", "kube_namespace", "pod_name":
-		key, _ := renamedKey(k)
-		return rename(key)
+// semconvIntKeys are integers of the conventions a tracer sent under their OpenTelemetry names
+// (OpenTelemetry API bridges, user tags): numbers travel as doubles in metrics and as strings in
+// meta, and Elastic's enrichment, for one, reads only an integer status code.
+var semconvIntKeys = []string{
+	"http.response.status_code", "http.request.body.size", "http.response.body.size",
+	"server.port", "client.port", "network.peer.port", "network.local.port",
+	"rpc.grpc.status_code", "messaging.batch.message_count", "thread.id", "code.line.number",
+}
+
+// unifiedTagKeys are the unified tags of containers, clouds and orchestrators, renamed as contrib
+// names them (renamedKeys).
+var unifiedTagKeys = []string{
+	"container_id", "container_name", "image_name", "image_tag", "runtime",
+	"cloud_provider", "region", "zone",
+	"task_family", "task_arn", "ecs_cluster_name", "task_version", "ecs_container_name",
+	"kube_container_name", "kube_cluster_name", "kube_deployment", "kube_replica_set",
+	"kube_stateful_set", "kube_daemon_set", "kube_job", "kube_cronjob", "kube_namespace", "pod_name",
+}
+
+// ruleEntry is one rule of semconvRules and the Datadog keys it applies to.
+type ruleEntry struct {
+	rule tagRule
+	keys []string
+}
+
+// buildRules makes the lookup table (TestSemconvRulesListEachKeyOnce checks that no key is listed
+// twice: the tables would then depend on their order).
+func buildRules(entries []ruleEntry, intKeys, unified []string) *keyTable[tagRule] {
+	rules := make(map[string]tagRule, 160)
+	for _, e := range entries {
+		for _, k := range e.keys {
+			rules[k] = e.rule
+		}
+	}
+	for _, k := range intKeys {
+		rules[k] = renameTyped(k, typeInt)
+	}
+	for _, k := range unified {
+		key, _ := renamedKeys.get(k)
+		rules[k] = rename(key)
+	}
+	return newKeyTable(rules)
+}
+
+// semconvRule returns the rule of a lower-case Datadog key.
+func semconvRule(k string) tagRule {
+	if k != "" && k[0] == '_' && (strings.HasPrefix(k, "_dd.") || strings.HasPrefix(k, "_dd1.")) {
+		return tagRule{action: tagDrop} // tracer and agent bookkeeping
+	}
+	if i := semconvRules.find(k); i >= 0 {
+		return semconvRules.vals[i]
 	}
 	// Header names are lower case in the conventions' keys.
 	if rest, ok := strings.CutPrefix(k, "http.request.headers."); ok {
