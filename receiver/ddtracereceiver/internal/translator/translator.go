@@ -1,8 +1,10 @@
 // Package translator turns decoded Datadog trace payloads into OpenTelemetry traces. It follows
-// contrib's datadogreceiver (span names, kinds, key renames, resource attributes) and fixes where
-// that one is weak (research/ddtrace-intake.md §6): typed integers, error tags as status message and
-// an exception event, container.id on every endpoint version, 128-bit trace ids resolved per chunk,
-// link flags without the "present" bit, and deterministic output.
+// contrib's datadogreceiver (span names, kinds, key renames, resource attributes) where that one
+// keeps what the tracer sent, and differs where it loses or misreads it: integer attributes stay
+// integers (contrib stores them as strings or doubles), error tags become the status message and an
+// exception event, container.id is read on every endpoint version, the high half of a 128-bit trace
+// id is resolved per chunk, span link flags lose the tracers' "flags set" bit, and the same payload
+// always gives the same resources in the same order.
 package translator
 
 import (
