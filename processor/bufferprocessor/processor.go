@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/tracegate/tracegate/internal/readiness"
 	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
 	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/metadata"
 )
@@ -30,6 +31,7 @@ type bufferProcessor[T comparable] struct {
 	tel    *metadata.TelemetryBuilder
 	items  itemTelemetry            // the signal's item counters and gauges
 	attrs  metric.MeasurementOption // on every measurement: bufferAttributes
+	id     component.ID             // the processor's, for the readiness report
 	// fs is the file system of the disk log (tests inject failures).
 	fs diskqueue.FS
 
@@ -73,6 +75,7 @@ func newBuffer[T comparable](set processor.Settings, cfg *Config, sig signal[T],
 	}
 	return &bufferProcessor[T]{
 		cfg: cfg, sig: sig, next: next, logger: set.Logger, tel: tel, items: items(tel), ctx: context.Background(),
+		id:    set.ID,
 		attrs: bufferAttributes(set.ID, sig.name()),
 		fs:    diskqueue.OS{}, timing: defaultTiming(),
 	}, nil
@@ -85,7 +88,7 @@ func (p *bufferProcessor[T]) Capabilities() consumer.Capabilities {
 }
 
 // Start opens the disk log (if any), registers the gauges and starts the workers.
-func (p *bufferProcessor[T]) Start(ctx context.Context, _ component.Host) error {
+func (p *bufferProcessor[T]) Start(ctx context.Context, host component.Host) error {
 	for _, u := range p.cfg.renamed {
 		p.logger.Warn("The buffer processor's setting "+u.old+" is deprecated and will be removed: rename it to "+u.current,
 			zap.String("deprecated_key", u.old), zap.String("new_key", u.current))
@@ -119,6 +122,11 @@ func (p *bufferProcessor[T]) Start(ctx context.Context, _ component.Host) error 
 		p.wg.Add(1)
 		go p.worker()
 	}
+	report := readiness.Buffer{ID: p.id, Mode: readiness.ModeMemory}
+	if p.cfg.Storage.HasValue() {
+		report.Mode, report.Directory = p.cfg.Storage.Get().Mode, p.cfg.Storage.Get().Directory
+	}
+	readiness.ReportBuffer(host, report)
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/tracegate/tracegate/internal/httpserve"
+	"github.com/tracegate/tracegate/internal/readiness"
 	"github.com/tracegate/tracegate/internal/warnonce"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/chunkfilter"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
@@ -115,7 +116,9 @@ func (r *ddReceiver) Start(ctx context.Context, host component.Host) error {
 		r.obfuscator.Shutdown()
 		return err
 	}
-	r.set.Logger.Info("ddtrace receiver listening", zap.String("endpoint", r.cfg.NetAddr.Endpoint))
+	addr := ln.Addr().String() // the port bound where the configuration says 0
+	r.set.Logger.Info("ddtrace receiver listening", zap.String("endpoint", addr))
+	readiness.ReportListener(host, readiness.Listener{ID: r.set.ID, Addr: addr})
 	return nil
 }
 

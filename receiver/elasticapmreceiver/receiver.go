@@ -15,6 +15,7 @@ import (
 	"github.com/elastic/apm-data/input/elasticapm"
 
 	"github.com/tracegate/tracegate/internal/httpserve"
+	"github.com/tracegate/tracegate/internal/readiness"
 	"github.com/tracegate/tracegate/internal/warnonce"
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/convert"
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/metadata"
@@ -86,7 +87,8 @@ func (r *intakeReceiver) Start(ctx context.Context, host component.Host) error {
 	if err != nil {
 		return err
 	}
-	r.set.Logger.Info("elasticapm receiver listening", zap.String("endpoint", r.cfg.NetAddr.Endpoint))
+	r.set.Logger.Info("elasticapm receiver listening", zap.String("endpoint", r.addr))
+	readiness.ReportListener(host, readiness.Listener{ID: r.set.ID, Addr: r.addr})
 	return nil
 }
 
