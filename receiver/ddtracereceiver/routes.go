@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 )
@@ -41,7 +42,7 @@ func newEndpointAttrs(name string) endpointAttrs {
 	ep := attribute.String("endpoint", name)
 	return endpointAttrs{
 		endpoint: metric.WithAttributeSet(attribute.NewSet(ep)),
-		ok:       metric.WithAttributeSet(attribute.NewSet(ep, attribute.Int("http.response.status_code", http.StatusOK))),
+		ok:       metric.WithAttributeSet(attribute.NewSet(ep, semconv.HTTPResponseStatusCode(http.StatusOK))),
 		accepted: metric.WithAttributeSet(attribute.NewSet(ep, attribute.String("outcome", "accepted"), attribute.String("reason", ""))),
 	}
 }
@@ -90,7 +91,7 @@ func (r *ddReceiver) discardHandler(name string, status int, body []byte) http.H
 		w.WriteHeader(status)
 		_, _ = w.Write(body)
 		r.telemetry.ReceiverDdtraceRequests.Add(req.Context(), 1, metric.WithAttributes(
-			attribute.String("endpoint", name), attribute.Int("http.response.status_code", status),
+			attribute.String("endpoint", name), semconv.HTTPResponseStatusCode(status),
 		))
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/ratesampler"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
@@ -56,7 +57,7 @@ func (r *ddReceiver) countRequest(ctx context.Context, req *http.Request, ep end
 	epAttr := attribute.String("endpoint", ep.name)
 	statusAttrs := ep.attrs.ok
 	if status != http.StatusOK {
-		statusAttrs = metric.WithAttributes(epAttr, attribute.Int("http.response.status_code", status))
+		statusAttrs = metric.WithAttributes(epAttr, semconv.HTTPResponseStatusCode(status))
 	}
 	r.telemetry.ReceiverDdtraceRequests.Add(ctx, 1, statusAttrs)
 	if status/100 == 2 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/DataDog/datadog-agent/pkg/obfuscate"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 )
@@ -185,7 +186,7 @@ func (o *Obfuscator) sql(s *payload.Span) (changed, unparsable bool) {
 // isStatementKey reports whether a tag carries the statement: the agent's sql.query, and the
 // OpenTelemetry names that tracers' bridges and the translator use.
 func isStatementKey(k string) bool {
-	return isKey(k, "sql.query") || isKey(k, "db.statement") || isKey(k, "db.query.text")
+	return isKey(k, "sql.query") || isKey(k, "db.statement") || isKey(k, string(semconv.DBQueryTextKey))
 }
 
 // statement obfuscates one SQL or CQL statement. The agent passes the span's db.type too, which

@@ -1,69 +1,108 @@
 package translator
 
-import "strings"
+import (
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+)
+
+// Keys of attributes the translator writes that semantic conventions 1.40.0 does not define; every
+// other key it writes is the conventions' constant. Datadog's tag names stay literals, even where
+// one is also a key of the conventions (http.route, error.type): they name what tracers send.
+const (
+	// Datadog's names, as Datadog's own OTLP exporters write them (its agent reads them back).
+	keyOperationName = "operation.name" // the Datadog operation name (http.request, ...)
+	keyResourceName  = "resource.name"  // the Datadog resource (GET /users/:id, the SQL statement)
+	keySpanType      = "span.type"      // web, sql, cache, ...
+	// keySamplingPriority is the chunk's sampling priority (the conventions have none): the
+	// tracesampling processor reads the tracer's decision from it.
+	keySamplingPriority = "sampling.priority"
+	// keyPeerService is what Elastic's APM enrichment reads for the service a span calls; its
+	// successor in the conventions, service.peer.name, is not yet stable.
+	keyPeerService = "peer.service"
+	// keyMetaStructPrefix prefixes meta_struct entries (msgpack blobs, kept as bytes), which have
+	// no counterpart in the conventions.
+	keyMetaStructPrefix = "dd.meta_struct."
+	// The conventions' HTTP header attributes are templates (http.request.header.<name>): there is
+	// a function for the attribute but no constant for the key.
+	keyRequestHeaderPrefix  = "http.request.header."
+	keyResponseHeaderPrefix = "http.response.header."
+
+	// The datadogreceiver mapping's own names, as contrib writes them.
+	keyDDSpanResource = "dd.span.Resource" // the Datadog resource
+	keyDatadogSpanID  = "datadog.span.id"  // the span id in decimal, as Datadog shows it
+	keyDatadogTraceID = "datadog.trace.id" // the trace id's low 64 bits in decimal
+	// keyRPCService is the RPC service, which the conventions fold into rpc.method since 1.39.0.
+	keyRPCService = "rpc.service"
+
+	// keyRPCGRPCStatusCode is the gRPC status code (an integer) of the conventions before 1.39.0:
+	// OpenTelemetry API bridges and user tags still send it.
+	keyRPCGRPCStatusCode = "rpc.grpc.status_code"
+)
 
 // renamedKeys rename Datadog tag keys to OpenTelemetry semantic convention keys (matched on the
 // lower-cased key), the same table contrib's datadogreceiver uses, so documents look the same
 // whichever receiver produced them.
-var renamedKeys = newKeyTable(map[string]string{
-	"env":     "deployment.environment.name",
-	"service": "service.name",
-	"version": "service.version",
+var renamedKeys = newKeyTable(map[string]attribute.Key{
+	"env":     semconv.DeploymentEnvironmentNameKey,
+	"service": semconv.ServiceNameKey,
+	"version": semconv.ServiceVersionKey,
 
-	"container_id":   "container.id",
-	"container_name": "container.name",
-	"image_name":     "container.image.name",
-	"image_tag":      "container.image.tags",
-	"runtime":        "container.runtime.name",
+	"container_id":   semconv.ContainerIDKey,
+	"container_name": semconv.ContainerNameKey,
+	"image_name":     semconv.ContainerImageNameKey,
+	"image_tag":      semconv.ContainerImageTagsKey,
+	"runtime":        semconv.ContainerRuntimeNameKey,
 
-	"cloud_provider": "cloud.provider",
-	"region":         "cloud.region",
-	"zone":           "cloud.availability_zone",
+	"cloud_provider": semconv.CloudProviderKey,
+	"region":         semconv.CloudRegionKey,
+	"zone":           semconv.CloudAvailabilityZoneKey,
 
-	"task_family":        "aws.ecs.task.family",
-	"task_arn":           "aws.ecs.task.arn",
-	"ecs_cluster_name":   "aws.ecs.cluster.arn",
-	"task_version":       "aws.ecs.task.revision",
-	"ecs_container_name": "aws.ecs.container.arn",
+	"task_family":        semconv.AWSECSTaskFamilyKey,
+	"task_arn":           semconv.AWSECSTaskARNKey,
+	"ecs_cluster_name":   semconv.AWSECSClusterARNKey,
+	"task_version":       semconv.AWSECSTaskRevisionKey,
+	"ecs_container_name": semconv.AWSECSContainerARNKey,
 
-	"kube_container_name": "k8s.container.name",
-	"kube_cluster_name":   "k8s.cluster.name",
-	"kube_deployment":     "k8s.deployment.name",
-	"kube_replica_set":    "k8s.replicaset.name",
-	"kube_stateful_set":   "k8s.statefulset.name",
-	"kube_daemon_set":     "k8s.daemonset.name",
-	"kube_job":            "k8s.job.name",
-	"kube_cronjob":        "k8s.cronjob.name",
-	"kube_namespace":      "k8s.namespace.name",
-	"pod_name":            "k8s.pod.name",
+	"kube_container_name": semconv.K8SContainerNameKey,
+	"kube_cluster_name":   semconv.K8SClusterNameKey,
+	"kube_deployment":     semconv.K8SDeploymentNameKey,
+	"kube_replica_set":    semconv.K8SReplicaSetNameKey,
+	"kube_stateful_set":   semconv.K8SStatefulSetNameKey,
+	"kube_daemon_set":     semconv.K8SDaemonSetNameKey,
+	"kube_job":            semconv.K8SJobNameKey,
+	"kube_cronjob":        semconv.K8SCronJobNameKey,
+	"kube_namespace":      semconv.K8SNamespaceNameKey,
+	"pod_name":            semconv.K8SPodNameKey,
 
-	"http.client_ip":               "client.address",
-	"http.response.content_length": "http.response.body.size",
-	"http.status_code":             "http.response.status_code",
-	"http.request.content_length":  "http.request.body.size",
-	"http.referer":                 "http.request.header.referer",
-	"http.method":                  "http.request.method",
-	"http.route":                   "http.route",
-	"http.version":                 "network.protocol.version",
-	"http.server_name":             "server.address",
-	"http.url":                     "url.full",
-	"http.useragent":               "user_agent.original",
+	"http.client_ip":               semconv.ClientAddressKey,
+	"http.response.content_length": semconv.HTTPResponseBodySizeKey,
+	"http.status_code":             semconv.HTTPResponseStatusCodeKey,
+	"http.request.content_length":  semconv.HTTPRequestBodySizeKey,
+	"http.referer":                 keyRequestHeaderPrefix + "referer",
+	"http.method":                  semconv.HTTPRequestMethodKey,
+	"http.route":                   semconv.HTTPRouteKey,
+	"http.version":                 semconv.NetworkProtocolVersionKey,
+	"http.server_name":             semconv.ServerAddressKey,
+	"http.url":                     semconv.URLFullKey,
+	"http.useragent":               semconv.UserAgentOriginalKey,
 
-	"aws.s3.bucket_name":      "aws.s3.bucket",
-	"aws.response.request_id": "aws.request_id",
-	"aws.service":             "rpc.service",
-	"aws.operation":           "rpc.method",
+	"aws.s3.bucket_name":      semconv.AWSS3BucketKey,
+	"aws.response.request_id": semconv.AWSRequestIDKey,
+	"aws.service":             keyRPCService,
+	"aws.operation":           semconv.RPCMethodKey,
 
-	"db.type":      "db.system.name",
-	"db.operation": "db.operation.name",
-	"db.instance":  "db.namespace",
-	"db.sql.table": "db.collection.name",
-	"db.pool.name": "db.client.connection.pool.name",
-	"db.statement": "db.query.text",
+	"db.type":      semconv.DBSystemNameKey,
+	"db.operation": semconv.DBOperationNameKey,
+	"db.instance":  semconv.DBNamespaceKey,
+	"db.sql.table": semconv.DBCollectionNameKey,
+	"db.pool.name": semconv.DBClientConnectionPoolNameKey,
+	"db.statement": semconv.DBQueryTextKey,
 
-	"process_id":       "process.pid",
-	"error.stacktrace": "exception.stacktrace",
-	"error.msg":        "exception.message",
+	"process_id":       semconv.ProcessPIDKey,
+	"error.stacktrace": semconv.ExceptionStacktraceKey,
+	"error.msg":        semconv.ExceptionMessageKey,
 })
 
 // isIntKey tells the OpenTelemetry attributes that are integers by specification: Datadog sends
@@ -71,7 +110,8 @@ var renamedKeys = newKeyTable(map[string]string{
 // the value is integral. (A switch, not a map: it runs for every attribute.)
 func isIntKey(k string) bool {
 	switch k {
-	case "http.response.status_code", "http.request.body.size", "http.response.body.size", "process.pid":
+	case string(semconv.HTTPResponseStatusCodeKey), string(semconv.HTTPRequestBodySizeKey),
+		string(semconv.HTTPResponseBodySizeKey), string(semconv.ProcessPIDKey):
 		return true
 	}
 	return false
@@ -81,21 +121,21 @@ func isIntKey(k string) bool {
 // a lower-case key that is not renamed — costs one table lookup.
 func otelKey(k string) string {
 	if i := renamedKeys.find(k); i >= 0 {
-		return renamedKeys.vals[i]
+		return string(renamedKeys.vals[i])
 	}
 	if hasUpper(k) {
 		if i := renamedKeys.find(strings.ToLower(k)); i >= 0 {
-			return renamedKeys.vals[i]
+			return string(renamedKeys.vals[i])
 		}
 	}
 	if !strings.HasPrefix(k, "http.") {
 		return k
 	}
 	if rest, ok := strings.CutPrefix(k, "http.response.headers."); ok {
-		return "http.response.header." + rest
+		return keyResponseHeaderPrefix + rest
 	}
 	if rest, ok := strings.CutPrefix(k, "http.request.headers."); ok {
-		return "http.request.header." + rest
+		return keyRequestHeaderPrefix + rest
 	}
 	return k
 }

@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 )
@@ -23,7 +24,7 @@ func spanName(s *payload.Span, span ptrace.Span, attrs pcommon.Map) string {
 	}
 	switch s.Name {
 	case "http.request", "servlet.request", "web.request":
-		method := meta("http.method", "http.request.method")
+		method := meta("http.method", string(semconv.HTTPRequestMethodKey))
 		if method == "" {
 			return s.Name
 		}
@@ -38,11 +39,11 @@ func spanName(s *payload.Span, span ptrace.Span, attrs pcommon.Map) string {
 		}
 		return s.Name
 	case "postgresql.query", "redis.query":
-		if summary := meta("db.query.summary"); summary != "" {
+		if summary := meta(string(semconv.DBQuerySummaryKey)); summary != "" {
 			return summary
 		}
-		if op := meta("db.operation", "db.operation.name"); op != "" {
-			if target := meta("db.instance", "db.namespace", "peer.hostname"); target != "" {
+		if op := meta("db.operation", string(semconv.DBOperationNameKey)); op != "" {
+			if target := meta("db.instance", string(semconv.DBNamespaceKey), "peer.hostname"); target != "" {
 				return op + " " + target
 			}
 			return op
@@ -65,16 +66,16 @@ func spanName(s *payload.Span, span ptrace.Span, attrs pcommon.Map) string {
 		if service == "" || method == "" {
 			return s.Name
 		}
-		attrs.PutStr("rpc.system.name", "grpc")
-		attrs.PutStr("rpc.service", service)
-		attrs.PutStr("rpc.method", method)
+		attrs.PutStr(string(semconv.RPCSystemNameKey), "grpc")
+		attrs.PutStr(keyRPCService, service)
+		attrs.PutStr(string(semconv.RPCMethodKey), method)
 		return service + "/" + method
 	case "aws.request", "aws.command":
 		service, op := meta("aws.service", "aws_service"), meta("aws.operation")
 		if service == "" || op == "" {
 			return s.Name
 		}
-		attrs.PutStr("rpc.system.name", "aws-api")
+		attrs.PutStr(string(semconv.RPCSystemNameKey), "aws-api")
 		return service + "/" + op
 	}
 	return s.Name

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 )
@@ -13,17 +14,17 @@ import (
 func (f *spanFacts) write(w *attrWriter, kind ptrace.SpanKind) {
 	if f.method != "" {
 		m, known := httpMethod(f.method)
-		w.putStr("http.request.method", m)
+		w.putStr(string(semconv.HTTPRequestMethodKey), m)
 		if !known || m != f.method { // the conventions keep what the tracer sent when it differs
-			w.putStr("http.request.method_original", f.method)
+			w.putStr(string(semconv.HTTPRequestMethodOriginalKey), f.method)
 		}
 		f.method = m
 	}
 	if f.hostPort != "" && f.serverAddress == "" {
 		host, port := splitHostPort(f.hostPort)
-		w.putStr("server.address", host)
+		w.putStr(string(semconv.ServerAddressKey), host)
 		if port > 0 {
-			w.putInt("server.port", port)
+			w.putInt(string(semconv.ServerPortKey), port)
 		}
 		f.serverAddress = host
 	}
@@ -32,16 +33,16 @@ func (f *spanFacts) write(w *attrWriter, kind ptrace.SpanKind) {
 	}
 	if f.dbSystem != "" {
 		f.dbSystem = dbSystemName(f.dbSystem)
-		w.putStr("db.system.name", f.dbSystem)
+		w.putStr(string(semconv.DBSystemNameKey), f.dbSystem)
 	}
 	if f.msgSystem != "" {
-		w.putStr("messaging.system", messagingSystem(f.msgSystem))
+		w.putStr(string(semconv.MessagingSystemKey), messagingSystem(f.msgSystem))
 	}
 	if f.msgOperation != "" {
 		if typ := messagingOperationType(f.msgOperation); typ != "" {
-			w.putStr("messaging.operation.type", typ)
+			w.putStr(string(semconv.MessagingOperationTypeKey), typ)
 		}
-		w.putStr("messaging.operation.name", f.msgOperation)
+		w.putStr(string(semconv.MessagingOperationNameKey), f.msgOperation)
 	}
 	f.writeRPC(w)
 }
@@ -55,23 +56,23 @@ func (f *spanFacts) writeURL(w *attrWriter, kind ptrace.SpanKind) {
 			path, query, _ = strings.Cut(f.url, "?")
 		}
 		if scheme != "" {
-			w.putStr("url.scheme", scheme)
+			w.putStr(string(semconv.URLSchemeKey), scheme)
 		}
-		w.putStr("url.path", path)
+		w.putStr(string(semconv.URLPathKey), path)
 		if query != "" {
-			w.putStr("url.query", query)
+			w.putStr(string(semconv.URLQueryKey), query)
 		}
 		return
 	}
-	w.putStr("url.full", f.url)
+	w.putStr(string(semconv.URLFullKey), f.url)
 	if f.serverAddress != "" {
 		return
 	}
 	if host, port := urlHost(f.url); host != "" {
-		w.putStr("server.address", host)
+		w.putStr(string(semconv.ServerAddressKey), host)
 		f.serverAddress = host
 		if port > 0 {
-			w.putInt("server.port", port)
+			w.putInt(string(semconv.ServerPortKey), port)
 		}
 	}
 }
@@ -89,7 +90,7 @@ func (f *spanFacts) writeRPC(w *attrWriter) {
 	}
 	f.rpcFull = full
 	if full != "" {
-		w.putStr("rpc.method", full)
+		w.putStr(string(semconv.RPCMethodKey), full)
 	}
 	if f.rpcSystem == "" {
 		switch {
@@ -100,10 +101,10 @@ func (f *spanFacts) writeRPC(w *attrWriter) {
 		}
 	}
 	if f.rpcSystem != "" {
-		w.putStr("rpc.system.name", f.rpcSystem)
+		w.putStr(string(semconv.RPCSystemNameKey), f.rpcSystem)
 	}
 	if f.grpcCode != "" {
-		w.putStr("rpc.response.status_code", grpcStatusCode(f.grpcCode))
+		w.putStr(string(semconv.RPCResponseStatusCodeKey), grpcStatusCode(f.grpcCode))
 	}
 }
 

@@ -1,6 +1,9 @@
 package translator
 
-import "go.opentelemetry.io/collector/pdata/pcommon"
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+)
 
 // semconvSDKName is telemetry.sdk.name, as dd-trace-go's own OTLP exporter names it.
 const semconvSDKName = "datadog"
@@ -22,10 +25,10 @@ func fillResourceSemconv(attrs pcommon.Map, g *group) {
 	}
 	w.finish()
 	putProcessFacts(attrs, &g.key)
-	attrs.PutStr("telemetry.sdk.name", semconvSDKName)
-	putIfSet(attrs, "telemetry.sdk.language", sdkLanguage(g.key.lang))
-	putIfSet(attrs, "telemetry.sdk.version", g.key.tracerVersion)
-	putIfSet(attrs, "process.runtime.version", g.key.langVersion)
+	attrs.PutStr(string(semconv.TelemetrySDKNameKey), semconvSDKName)
+	putIfSet(attrs, string(semconv.TelemetrySDKLanguageKey), sdkLanguage(g.key.lang))
+	putIfSet(attrs, string(semconv.TelemetrySDKVersionKey), g.key.tracerVersion)
+	putIfSet(attrs, string(semconv.ProcessRuntimeVersionKey), g.key.langVersion)
 }
 
 // sdkLanguage is telemetry.sdk.language for a tracer's language name.

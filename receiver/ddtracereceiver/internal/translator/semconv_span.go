@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 )
@@ -75,26 +76,26 @@ func (tr *translation) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *
 		resource = s.Name // the agent's normalizer does the same
 	}
 	// Datadog's own OTLP exporters keep these three, and the agent reads them back.
-	w.putStr("operation.name", s.Name)
-	w.putStr("resource.name", resource)
+	w.putStr(keyOperationName, s.Name)
+	w.putStr(keyResourceName, resource)
 	if s.Type != "" {
-		w.putStr("span.type", s.Type)
+		w.putStr(keySpanType, s.Type)
 	}
 	var facts spanFacts
 	linksJSON, eventsJSON := semconvMeta(&w, s, &facts, rules[:len(s.Meta)])
 	semconvMetrics(&w, s, &facts, rules[len(s.Meta):])
 	for _, kb := range s.MetaStruct {
-		w.putBytes("dd.meta_struct."+kb.Key, kb.Value)
+		w.putBytes(keyMetaStructPrefix+kb.Key, kb.Value)
 	}
 	facts.write(&w, kind)
 	if renamedService && !facts.peerService {
-		w.putStr("peer.service", s.Service)
+		w.putStr(keyPeerService, s.Service)
 	}
 	if queryFromResource && !facts.queryText {
-		w.putStr("db.query.text", s.Resource)
+		w.putStr(string(semconv.DBQueryTextKey), s.Resource)
 	}
 	if place.hasSamplingPriority {
-		w.putInt("sampling.priority", place.samplingPriority)
+		w.putInt(keySamplingPriority, place.samplingPriority)
 	}
 	w.finish()
 
@@ -138,7 +139,7 @@ func (m *ruleMemo) of(s *payload.Span) (rules []tagRule, written int) {
 		case tagHostPort, tagMessagingOperation:
 			written += 2
 		case tagRename:
-			if r.key == "server.address" {
+			if r.key == string(semconv.ServerAddressKey) {
 				serverAddresses++
 			}
 			written++
@@ -174,7 +175,7 @@ func semconvMeta(w *attrWriter, s *payload.Span, f *spanFacts, rules []tagRule) 
 		}
 		switch r := rules[i]; r.action {
 		case tagKeep:
-			if kv.Key == "peer.service" {
+			if kv.Key == keyPeerService {
 				f.peerService = true
 			}
 			w.putStr(kv.Key, kv.Value)
@@ -255,19 +256,19 @@ func (w *attrWriter) putTyped(k, v string, typ valueType) {
 // note keeps the renamed values that name the span.
 func (f *spanFacts) note(key, v string) {
 	switch key {
-	case "http.route":
+	case string(semconv.HTTPRouteKey):
 		f.route = v
-	case "db.operation.name":
+	case string(semconv.DBOperationNameKey):
 		f.dbOperation = v
-	case "db.collection.name":
+	case string(semconv.DBCollectionNameKey):
 		f.dbCollection = v
-	case "db.namespace":
+	case string(semconv.DBNamespaceKey):
 		f.dbNamespace = v
-	case "messaging.destination.name":
+	case string(semconv.MessagingDestinationNameKey):
 		f.msgDestination = v
-	case "server.address":
+	case string(semconv.ServerAddressKey):
 		f.serverAddress = v
-	case "db.query.text":
+	case string(semconv.DBQueryTextKey):
 		f.queryText = true
 	}
 }

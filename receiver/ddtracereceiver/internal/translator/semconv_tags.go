@@ -1,6 +1,11 @@
 package translator
 
-import "strings"
+import (
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+)
 
 // tagAction is what the semconv mapping does with one Datadog meta or metric key.
 type tagAction uint8
@@ -50,43 +55,44 @@ type tagRule struct {
 // for tracer bookkeeping and HTTP headers (semconvRule).
 var semconvRules = buildRules(semconvRuleEntries, semconvIntKeys, unifiedTagKeys)
 
-// semconvRuleEntries are the mapping tables of the receiver's README.
+// semconvRuleEntries are the mapping tables of the receiver's README: each rule, then the keys it
+// applies to as tracers send them.
 var semconvRuleEntries = []ruleEntry{
 	// HTTP
 	{tagRule{action: tagMethod}, []string{"http.method", "elasticsearch.method"}},
 	{tagRule{action: tagURL}, []string{"http.url"}},
-	{renameTyped("http.response.status_code", typeInt), []string{"http.status_code"}},
-	{rename("http.route"), []string{"http.route"}},
-	{rename("user_agent.original"), []string{"http.useragent"}},
-	{rename("client.address"), []string{"http.client_ip", "network.client.ip"}},
+	{renameTyped(semconv.HTTPResponseStatusCodeKey, typeInt), []string{"http.status_code"}},
+	{rename(semconv.HTTPRouteKey), []string{"http.route"}},
+	{rename(semconv.UserAgentOriginalKey), []string{"http.useragent"}},
+	{rename(semconv.ClientAddressKey), []string{"http.client_ip", "network.client.ip"}},
 	{tagRule{action: tagHostPort}, []string{"http.host"}},
-	{rename("server.address"), []string{"http.hostname", "http.server_name"}},
-	{rename("network.protocol.version"), []string{"http.version"}},
-	{renameTyped("http.request.body.size", typeInt), []string{"http.request.content_length"}},
-	{renameTyped("http.response.body.size", typeInt), []string{"http.response.content_length"}},
-	{renameTyped("http.request.header.referer", typeStringSlice), []string{"http.referer"}},
+	{rename(semconv.ServerAddressKey), []string{"http.hostname", "http.server_name"}},
+	{rename(semconv.NetworkProtocolVersionKey), []string{"http.version"}},
+	{renameTyped(semconv.HTTPRequestBodySizeKey, typeInt), []string{"http.request.content_length"}},
+	{renameTyped(semconv.HTTPResponseBodySizeKey, typeInt), []string{"http.response.content_length"}},
+	{renameTyped(keyRequestHeaderPrefix+"referer", typeStringSlice), []string{"http.referer"}},
 
 	// Databases
 	{tagRule{action: tagDBSystem}, []string{"db.type", "db.system"}},
-	{rename("db.namespace"), []string{"db.instance", "db.name", "mongodb.db", "out.redis_db", "db.redis.dbindex", "db.redis.database_index"}},
-	{rename("db.query.text"), []string{"sql.query", "db.statement", "mongodb.query", "redis.raw_command", "elasticsearch.body"}},
-	{rename("db.operation.name"), []string{"db.operation"}},
-	{rename("db.collection.name"), []string{"db.sql.table", "mongodb.collection", "db.mongodb.collection"}},
-	{renameTyped("db.response.returned_rows", typeInt), []string{"db.row_count", "sql.rows"}},
-	{rename("db.client.connection.pool.name"), []string{"db.pool.name"}},
-	{rename("url.full"), []string{"elasticsearch.url"}},
+	{rename(semconv.DBNamespaceKey), []string{"db.instance", "db.name", "mongodb.db", "out.redis_db", "db.redis.dbindex", "db.redis.database_index"}},
+	{rename(semconv.DBQueryTextKey), []string{"sql.query", "db.statement", "mongodb.query", "redis.raw_command", "elasticsearch.body"}},
+	{rename(semconv.DBOperationNameKey), []string{"db.operation"}},
+	{rename(semconv.DBCollectionNameKey), []string{"db.sql.table", "mongodb.collection", "db.mongodb.collection"}},
+	{renameTyped(semconv.DBResponseReturnedRowsKey, typeInt), []string{"db.row_count", "sql.rows"}},
+	{rename(semconv.DBClientConnectionPoolNameKey), []string{"db.pool.name"}},
+	{rename(semconv.URLFullKey), []string{"elasticsearch.url"}},
 
 	// Messaging
-	{rename("messaging.destination.name"), []string{"kafka.topic", "messaging.destination.name", "amqp.queue", "amqp.exchange", "aws.queue.name", "aws.sqs.queue_name"}},
-	{rename("messaging.destination.partition.id"), []string{"kafka.partition", "messaging.kafka.partition"}},
-	{tagRule{action: tagQueueOnly, key: "messaging.destination.partition.id"}, []string{"partition"}},
-	{renameTyped("messaging.kafka.offset", typeInt), []string{"kafka.message.offset", "kafka.message_offset", "kafka.offset"}},
-	{tagRule{action: tagQueueOnly, key: "messaging.kafka.offset", typ: typeInt}, []string{"offset"}},
-	{rename("messaging.consumer.group.name"), []string{"kafka.group", "kafka.group_id"}},
-	{rename("messaging.kafka.message.key"), []string{"kafka.message_key", "messaging.kafka.key"}},
-	{renameTyped("messaging.kafka.message.tombstone", typeBool), []string{"kafka.tombstone"}},
-	{tagRule{action: tagQueueOnly, key: "messaging.kafka.message.tombstone", typ: typeBool}, []string{"tombstone"}},
-	{rename("messaging.rabbitmq.destination.routing_key"), []string{"amqp.routing_key", "kombu.routing_key"}},
+	{rename(semconv.MessagingDestinationNameKey), []string{"kafka.topic", "messaging.destination.name", "amqp.queue", "amqp.exchange", "aws.queue.name", "aws.sqs.queue_name"}},
+	{rename(semconv.MessagingDestinationPartitionIDKey), []string{"kafka.partition", "messaging.kafka.partition"}},
+	{queueOnly(semconv.MessagingDestinationPartitionIDKey, typeString), []string{"partition"}},
+	{renameTyped(semconv.MessagingKafkaOffsetKey, typeInt), []string{"kafka.message.offset", "kafka.message_offset", "kafka.offset"}},
+	{queueOnly(semconv.MessagingKafkaOffsetKey, typeInt), []string{"offset"}},
+	{rename(semconv.MessagingConsumerGroupNameKey), []string{"kafka.group", "kafka.group_id"}},
+	{rename(semconv.MessagingKafkaMessageKeyKey), []string{"kafka.message_key", "messaging.kafka.key"}},
+	{renameTyped(semconv.MessagingKafkaMessageTombstoneKey, typeBool), []string{"kafka.tombstone"}},
+	{queueOnly(semconv.MessagingKafkaMessageTombstoneKey, typeBool), []string{"tombstone"}},
+	{rename(semconv.MessagingRabbitMQDestinationRoutingKeyKey), []string{"amqp.routing_key", "kombu.routing_key"}},
 	{tagRule{action: tagMessagingSystem}, []string{"messaging.system"}},
 	{tagRule{action: tagMessagingOperation}, []string{"messaging.operation"}},
 
@@ -101,9 +107,9 @@ var semconvRuleEntries = []ruleEntry{
 	{tagRule{action: tagDrop}, []string{"grpc.method.package"}}, // part of the fully qualified method
 
 	// Network and peer
-	{rename("server.address"), []string{"out.host", "peer.hostname", "network.destination.name"}},
-	{renameTyped("server.port", typeInt), []string{"out.port", "network.destination.port", "peer.port"}},
-	{rename("network.peer.address"), []string{"network.destination.ip", "peer.ipv4", "peer.ipv6"}},
+	{rename(semconv.ServerAddressKey), []string{"out.host", "peer.hostname", "network.destination.name"}},
+	{renameTyped(semconv.ServerPortKey, typeInt), []string{"out.port", "network.destination.port", "peer.port"}},
+	{rename(semconv.NetworkPeerAddressKey), []string{"network.destination.ip", "peer.ipv4", "peer.ipv6"}},
 
 	{tagRule{action: tagTraceState}, []string{"tracestate"}},
 
@@ -120,10 +126,10 @@ var semconvRuleEntries = []ruleEntry{
 // semconvIntKeys are integers of the conventions a tracer sent under their OpenTelemetry names
 // (OpenTelemetry API bridges, user tags): numbers travel as doubles in metrics and as strings in
 // meta, and Elastic's enrichment, for one, reads only an integer status code.
-var semconvIntKeys = []string{
-	"http.response.status_code", "http.request.body.size", "http.response.body.size",
-	"server.port", "client.port", "network.peer.port", "network.local.port",
-	"rpc.grpc.status_code", "messaging.batch.message_count", "thread.id", "code.line.number",
+var semconvIntKeys = []attribute.Key{
+	semconv.HTTPResponseStatusCodeKey, semconv.HTTPRequestBodySizeKey, semconv.HTTPResponseBodySizeKey,
+	semconv.ServerPortKey, semconv.ClientPortKey, semconv.NetworkPeerPortKey, semconv.NetworkLocalPortKey,
+	keyRPCGRPCStatusCode, semconv.MessagingBatchMessageCountKey, semconv.ThreadIDKey, semconv.CodeLineNumberKey,
 }
 
 // unifiedTagKeys are the unified tags of containers, clouds and orchestrators, renamed as contrib
@@ -144,7 +150,7 @@ type ruleEntry struct {
 
 // buildRules makes the lookup table (TestSemconvRulesListEachKeyOnce checks that no key is listed
 // twice: the tables would then depend on their order).
-func buildRules(entries []ruleEntry, intKeys, unified []string) *keyTable[tagRule] {
+func buildRules(entries []ruleEntry, intKeys []attribute.Key, unified []string) *keyTable[tagRule] {
 	rules := make(map[string]tagRule, 160)
 	for _, e := range entries {
 		for _, k := range e.keys {
@@ -152,7 +158,7 @@ func buildRules(entries []ruleEntry, intKeys, unified []string) *keyTable[tagRul
 		}
 	}
 	for _, k := range intKeys {
-		rules[k] = renameTyped(k, typeInt)
+		rules[string(k)] = renameTyped(k, typeInt)
 	}
 	for _, k := range unified {
 		key, _ := renamedKeys.get(k)
@@ -171,18 +177,22 @@ func semconvRule(k string) tagRule {
 	}
 	// Header names are lower case in the conventions' keys.
 	if rest, ok := strings.CutPrefix(k, "http.request.headers."); ok {
-		return renameTyped("http.request.header."+strings.ToLower(rest), typeStringSlice)
+		return renameTyped(attribute.Key(keyRequestHeaderPrefix+strings.ToLower(rest)), typeStringSlice)
 	}
 	if rest, ok := strings.CutPrefix(k, "http.response.headers."); ok {
-		return renameTyped("http.response.header."+strings.ToLower(rest), typeStringSlice)
+		return renameTyped(attribute.Key(keyResponseHeaderPrefix+strings.ToLower(rest)), typeStringSlice)
 	}
 	return tagRule{action: tagKeep}
 }
 
-func rename(key string) tagRule { return tagRule{action: tagRename, key: key} }
+func rename(key attribute.Key) tagRule { return tagRule{action: tagRename, key: string(key)} }
 
-func renameTyped(key string, typ valueType) tagRule {
-	return tagRule{action: tagRename, key: key, typ: typ}
+func renameTyped(key attribute.Key, typ valueType) tagRule {
+	return tagRule{action: tagRename, key: string(key), typ: typ}
+}
+
+func queueOnly(key attribute.Key, typ valueType) tagRule {
+	return tagRule{action: tagQueueOnly, key: string(key), typ: typ}
 }
 
 // semconvRuleOf looks a key up as semconvRule does, lower-casing it only when it has upper case

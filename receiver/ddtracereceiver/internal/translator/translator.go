@@ -17,12 +17,13 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 )
 
 // SchemaURL is the semantic conventions version the attribute names follow.
-const SchemaURL = "https://opentelemetry.io/schemas/1.40.0"
+const SchemaURL = semconv.SchemaURL
 
 // ScopeName is the instrumentation scope of every translated span, as in contrib.
 const ScopeName = "Datadog"
@@ -230,7 +231,7 @@ func (tr *translation) span(g *group, s *payload.Span, info *spanInfo, high uint
 	spanDec, traceDec := tr.ids.of(s)
 	tr.res.DroppedEventAttributes += tr.t.fillSpan(span, s, info, high, spanDec, traceDec)
 	if place.hasSamplingPriority {
-		span.Attributes().PutInt("sampling.priority", place.samplingPriority)
+		span.Attributes().PutInt(keySamplingPriority, place.samplingPriority)
 	}
 }
 
@@ -510,29 +511,29 @@ func fillResource(attrs pcommon.Map, g *group) {
 	}
 	w.finish()
 	putProcessFacts(attrs, &g.key)
-	attrs.PutStr("telemetry.sdk.name", "Datadog")
+	attrs.PutStr(string(semconv.TelemetrySDKNameKey), "Datadog")
 	lang := g.key.lang
 	if lang == ".NET" {
 		lang = "dotnet"
 	}
-	putIfSet(attrs, "telemetry.sdk.language", lang)
+	putIfSet(attrs, string(semconv.TelemetrySDKLanguageKey), lang)
 	if g.key.tracerVersion != "" {
-		attrs.PutStr("telemetry.sdk.version", "Datadog-"+g.key.tracerVersion)
+		attrs.PutStr(string(semconv.TelemetrySDKVersionKey), "Datadog-"+g.key.tracerVersion)
 	}
-	putIfSet(attrs, "process.runtime.version", g.key.langVersion)
+	putIfSet(attrs, string(semconv.ProcessRuntimeVersionKey), g.key.langVersion)
 }
 
 // putProcessFacts writes what identifies the resource: both mappings put it the same way.
 func putProcessFacts(attrs pcommon.Map, key *resourceKey) {
-	attrs.PutStr("service.name", key.service)
-	putIfSet(attrs, "deployment.environment.name", key.env)
-	putIfSet(attrs, "service.version", key.version)
-	putIfSet(attrs, "host.name", key.host)
-	putIfSet(attrs, "container.id", key.container)
+	attrs.PutStr(string(semconv.ServiceNameKey), key.service)
+	putIfSet(attrs, string(semconv.DeploymentEnvironmentNameKey), key.env)
+	putIfSet(attrs, string(semconv.ServiceVersionKey), key.version)
+	putIfSet(attrs, string(semconv.HostNameKey), key.host)
+	putIfSet(attrs, string(semconv.ContainerIDKey), key.container)
 	if key.pid != 0 {
-		attrs.PutInt("process.pid", key.pid)
+		attrs.PutInt(string(semconv.ProcessPIDKey), key.pid)
 	}
-	putIfSet(attrs, "service.instance.id", key.runtimeID)
+	putIfSet(attrs, string(semconv.ServiceInstanceIDKey), key.runtimeID)
 }
 
 func putIfSet(m pcommon.Map, k, v string) {
@@ -637,9 +638,9 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo,
 	if resource == "" {
 		resource = s.Name // the agent's normalizer does the same
 	}
-	w.putStr("dd.span.Resource", resource)
-	w.putStr("datadog.span.id", spanDec)
-	w.putStr("datadog.trace.id", traceDec)
+	w.putStr(keyDDSpanResource, resource)
+	w.putStr(keyDatadogSpanID, spanDec)
+	w.putStr(keyDatadogTraceID, traceDec)
 
 	var linksJSON, eventsJSON string
 	for _, kv := range s.Meta {
@@ -672,18 +673,18 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo,
 		w.putDouble(k, kf.Value)
 	}
 	for _, kb := range s.MetaStruct {
-		w.putBytes("dd.meta_struct."+kb.Key, kb.Value)
+		w.putBytes(keyMetaStructPrefix+kb.Key, kb.Value)
 	}
 	if info.baseService != "" && info.baseService != s.Service {
 		// The resource carries the base service; keep the integration's own name on the span.
-		w.putStr("service.name", s.Service)
+		w.putStr(string(semconv.ServiceNameKey), s.Service)
 	}
 	w.finish()
 
 	span.SetKind(spanKind(info.kind, s.Type))
 	if k := span.Kind(); info.peerHost != "" && (k == ptrace.SpanKindClient || k == ptrace.SpanKindProducer || k == ptrace.SpanKindConsumer) {
-		if _, ok := attrs.Get("server.address"); !ok {
-			attrs.PutStr("server.address", info.peerHost)
+		if _, ok := attrs.Get(string(semconv.ServerAddressKey)); !ok {
+			attrs.PutStr(string(semconv.ServerAddressKey), info.peerHost)
 		}
 	}
 	span.SetName(spanName(s, span, attrs))
@@ -769,16 +770,16 @@ func (t *Translator) setStatus(span ptrace.Span, s *payload.Span) {
 		return // the tracer sent its own exception event
 	}
 	ev := span.Events().AppendEmpty()
-	ev.SetName("exception")
+	ev.SetName(semconv.ExceptionEventName)
 	ev.SetTimestamp(span.EndTimestamp())
 	if hasType {
-		ev.Attributes().PutStr("exception.type", typ)
+		ev.Attributes().PutStr(string(semconv.ExceptionTypeKey), typ)
 	}
 	if hasMsg {
-		ev.Attributes().PutStr("exception.message", msg)
+		ev.Attributes().PutStr(string(semconv.ExceptionMessageKey), msg)
 	}
 	if hasStack {
-		ev.Attributes().PutStr("exception.stacktrace", stack)
+		ev.Attributes().PutStr(string(semconv.ExceptionStacktraceKey), stack)
 	}
 }
 
