@@ -2,8 +2,7 @@ package readylogextension
 
 import (
 	"context"
-	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -12,25 +11,37 @@ import (
 	"go.opentelemetry.io/collector/extension/extensioncapabilities"
 	"go.uber.org/zap"
 
-	"github.com/tracegate/tracegate/processor/bufferprocessor"
+	"github.com/tracegate/tracegate/internal/readiness"
 )
 
-// readyLog keeps the collector's configuration (NotifyConfig comes before the pipelines start)
-// and writes the ready line when the service reports every pipeline started (Ready).
+// readyLog takes what the components report at Start (the receivers' bound addresses, the
+// buffers' modes) and the collector's configuration (NotifyConfig comes before the pipelines
+// start; it is read for the receivers that report nothing), and writes the ready line when the
+// service reports every pipeline started (Ready).
 type readyLog struct {
 	component.StartFunc
 	component.ShutdownFunc
 	logger *zap.Logger
 	level  string
 
-	mu   sync.Mutex
-	conf map[string]any
+	mu        sync.Mutex
+	conf      map[string]any
+	listeners map[component.ID]string // the address each receiver bound
+	buffers   map[component.ID]readiness.Buffer
 }
 
 var (
 	_ extensioncapabilities.ConfigWatcher   = (*readyLog)(nil)
 	_ extensioncapabilities.PipelineWatcher = (*readyLog)(nil)
+	_ readiness.Board                       = (*readyLog)(nil)
 )
+
+func newReadyLog(logger *zap.Logger, level string) *readyLog {
+	return &readyLog{
+		logger: logger, level: level,
+		listeners: map[component.ID]string{}, buffers: map[component.ID]readiness.Buffer{},
+	}
+}
 
 func (r *readyLog) NotifyConfig(_ context.Context, conf *confmap.Conf) error {
 	r.mu.Lock()
@@ -39,15 +50,23 @@ func (r *readyLog) NotifyConfig(_ context.Context, conf *confmap.Conf) error {
 	return nil
 }
 
+// Listening takes a receiver's report from its Start.
+func (r *readyLog) Listening(l readiness.Listener) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.listeners[l.ID] = l.Addr
+}
+
+// Buffering takes a buffer's report from its Start (one per signal, all alike).
+func (r *readyLog) Buffering(b readiness.Buffer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buffers[b.ID] = b
+}
+
 // Ready writes the line. The service calls it once every receiver has started listening.
 func (r *readyLog) Ready() error {
-	r.mu.Lock()
-	conf := r.conf
-	r.mu.Unlock()
-	fields := []zap.Field{
-		zap.Strings("endpoints", receiverEndpoints(conf)),
-		zap.Strings("buffers", bufferModes(conf)),
-	}
+	fields := []zap.Field{zap.Strings("endpoints", r.endpoints()), zap.Strings("buffers", r.bufferModes())}
 	const msg = "tracegate is ready"
 	if r.level == "info" {
 		r.logger.Info(msg, fields...)
@@ -59,85 +78,44 @@ func (r *readyLog) Ready() error {
 
 func (*readyLog) NotReady() error { return nil }
 
-// inPipelines returns the ids of kind (receivers, processors) that some pipeline uses, sorted.
-func inPipelines(conf map[string]any, kind string) []string {
-	seen := map[string]bool{}
-	pipelines, _ := dig(conf, "service", "pipelines").(map[string]any)
-	for _, p := range pipelines {
-		ids, _ := dig(p, kind).([]any)
-		for _, id := range ids {
-			seen[fmt.Sprint(id)] = true
-		}
+// endpoints lists "<receiver>=<address>" for every receiver that reported its address, and
+// "<receiver>/<path>=<address>" for the addresses configured for the others (configured.go).
+func (r *readyLog) endpoints() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.listeners))
+	reported := make(map[string]bool, len(r.listeners))
+	for id, addr := range r.listeners {
+		out = append(out, id.String()+"="+addr)
+		reported[id.String()] = true
 	}
-	out := make([]string, 0, len(seen))
-	for id := range seen {
-		out = append(out, id)
-	}
-	sort.Strings(out)
+	out = append(out, configuredEndpoints(r.conf, reported)...)
+	sortByName(out)
 	return out
-}
-
-// receiverEndpoints lists "<receiver>[/<protocol path>]=<address>" for every listening address
-// in the configuration of the receivers the pipelines use (keys endpoint and host_port).
-func receiverEndpoints(conf map[string]any) []string {
-	var out []string
-	for _, id := range inPipelines(conf, "receivers") {
-		collectEndpoints(dig(conf, "receivers", id), id, &out)
-	}
-	return out
-}
-
-func collectEndpoints(v any, path string, out *[]string) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		switch val := m[k].(type) {
-		case map[string]any:
-			collectEndpoints(val, path+"/"+k, out)
-		case string:
-			if k == "endpoint" || k == "host_port" {
-				*out = append(*out, path+"="+val)
-			}
-		}
-	}
 }
 
 // bufferModes lists "<processor>=memory" or "<processor>=<mode> <directory>" for every buffer
-// processor the pipelines use.
-func bufferModes(conf map[string]any) []string {
-	var out []string
-	for _, id := range inPipelines(conf, "processors") {
-		if id != "buffer" && !strings.HasPrefix(id, "buffer/") {
-			continue
+// that reported.
+func (r *readyLog) bufferModes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.buffers))
+	for id, b := range r.buffers {
+		mode := b.Mode
+		if b.Directory != "" {
+			mode += " " + b.Directory
 		}
-		storage, _ := dig(conf, "processors", id, "storage").(map[string]any)
-		if storage == nil {
-			out = append(out, id+"=memory")
-			continue
-		}
-		mode := fmt.Sprint(storage["mode"])
-		if storage["mode"] == nil {
-			mode = bufferprocessor.ModeOverflow // the buffer's default
-		}
-		out = append(out, fmt.Sprintf("%s=%s %v", id, mode, storage["directory"]))
+		out = append(out, id.String()+"="+mode)
 	}
+	sortByName(out)
 	return out
 }
 
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
+// sortByName sorts "<name>=<value>" entries by name ("buffer" before "buffer/disk").
+func sortByName(entries []string) {
+	name := func(e string) string {
+		n, _, _ := strings.Cut(e, "=")
+		return n
 	}
-	return v
+	slices.SortFunc(entries, func(a, b string) int { return strings.Compare(name(a), name(b)) })
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/confmap/xconfmap"
 	"go.opentelemetry.io/collector/extension/extensiontest"
@@ -17,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tracegate/tracegate/extension/readylogextension/internal/metadata"
+	"github.com/tracegate/tracegate/internal/readiness"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -44,8 +44,10 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-// TestReadyLine: one line at the configured level, after Ready, listing the listening addresses
-// of the receivers in use and the mode of each buffer in use (unused components left out).
+// TestReadyLine: one line at the configured level, after Ready, listing the addresses the
+// receivers reported (the ddtrace receiver's bound port, not the 0 of its configuration), the
+// configured addresses of the pipelines' receivers that report nothing (otlp, jaeger; an unused
+// receiver left out) and the mode of each buffer that reported, once however many signals it runs.
 func TestReadyLine(t *testing.T) {
 	for _, level := range []string{"warn", "info"} {
 		t.Run(level, func(t *testing.T) {
@@ -54,13 +56,24 @@ func TestReadyLine(t *testing.T) {
 			set.Logger = zap.New(core)
 			ext, err := NewFactory().Create(context.Background(), set, &Config{Level: level})
 			require.NoError(t, err)
-			require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
+			host := extensionsHost{component.MustNewID("readylog"): ext}
+			require.NoError(t, ext.Start(context.Background(), host))
 			conf, err := confmaptest.LoadConf(filepath.Join("testdata", "collector.yaml"))
 			require.NoError(t, err)
 			rl := ext.(*readyLog)
 			require.NoError(t, rl.NotifyConfig(context.Background(), conf))
+
+			// What the components' Start report, through the host as they find the extension.
+			readiness.ReportListener(host, readiness.Listener{ID: component.MustNewID("ddtrace"), Addr: "0.0.0.0:41234"})
+			for range 3 { // one buffer processor per signal
+				readiness.ReportBuffer(host, readiness.Buffer{ID: component.MustNewID("buffer"), Mode: readiness.ModeMemory})
+				readiness.ReportBuffer(host, readiness.Buffer{
+					ID: component.MustNewIDWithName("buffer", "disk"), Mode: "write_ahead", Directory: "/var/lib/tracegate/buffer",
+				})
+			}
 			assert.Equal(t, 0, logs.Len(), "nothing before the pipelines are ready")
 			require.NoError(t, rl.Ready())
+			require.NoError(t, rl.NotReady())
 			require.NoError(t, ext.Shutdown(context.Background()))
 
 			require.Equal(t, 1, logs.Len())
@@ -69,6 +82,7 @@ func TestReadyLine(t *testing.T) {
 			assert.Equal(t, level, line.Level.String())
 			fields := line.ContextMap()
 			assert.Equal(t, []any{
+				"ddtrace=0.0.0.0:41234",
 				"jaeger/protocols/thrift_compact=0.0.0.0:6831",
 				"otlp/protocols/grpc=0.0.0.0:4317",
 				"otlp/protocols/http=0.0.0.0:4318",
@@ -77,3 +91,45 @@ func TestReadyLine(t *testing.T) {
 		})
 	}
 }
+
+// TestReadyLineWithoutConfig: without the configuration the line lists what was reported.
+func TestReadyLineWithoutConfig(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	rl := newReadyLog(zap.New(core), "warn")
+	rl.Listening(readiness.Listener{ID: component.MustNewIDWithName("elasticapm", "a"), Addr: "127.0.0.1:8200"})
+	require.NoError(t, rl.Ready())
+	require.Equal(t, 1, logs.Len())
+	fields := logs.All()[0].ContextMap()
+	assert.Equal(t, []any{"elasticapm/a=127.0.0.1:8200"}, fields["endpoints"])
+	assert.Equal(t, []any{}, fields["buffers"])
+}
+
+// TestConfiguredEndpoints: the addresses configured for the pipelines' receivers that reported
+// none: every endpoint or host_port key at any depth, named by its path; receivers no pipeline
+// uses, connectors and reported receivers left out.
+func TestConfiguredEndpoints(t *testing.T) {
+	conf := map[string]any{
+		"receivers": map[string]any{
+			"zipkin":        map[string]any{"endpoint": "0.0.0.0:9411", "parse_string_tags": false},
+			"jaeger/remote": map[string]any{"protocols": map[string]any{"grpc": map[string]any{"endpoint": "0.0.0.0:14250"}}, "remote_sampling": map[string]any{"host_port": "0.0.0.0:5778"}},
+			"ddtrace":       map[string]any{"endpoint": "0.0.0.0:8126"},
+			"otlp":          map[string]any{"protocols": map[string]any{"grpc": nil}},
+			"unused":        map[string]any{"endpoint": "0.0.0.0:9999"},
+		},
+		"service": map[string]any{"pipelines": map[string]any{
+			"traces":   map[string]any{"receivers": []any{"zipkin", "jaeger/remote", "ddtrace", "otlp"}},
+			"metrics":  map[string]any{"receivers": []any{"forward"}},
+			"logs/odd": "not a pipeline",
+		}},
+	}
+	assert.Equal(t, []string{
+		"jaeger/remote/protocols/grpc=0.0.0.0:14250",
+		"jaeger/remote/remote_sampling=0.0.0.0:5778",
+		"zipkin=0.0.0.0:9411",
+	}, configuredEndpoints(conf, map[string]bool{"ddtrace": true}))
+	assert.Empty(t, configuredEndpoints(nil, nil))
+}
+
+type extensionsHost map[component.ID]component.Component
+
+func (h extensionsHost) GetExtensions() map[component.ID]component.Component { return h }

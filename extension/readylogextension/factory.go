@@ -19,5 +19,5 @@ func createDefaultConfig() component.Config {
 }
 
 func create(_ context.Context, set extension.Settings, cfg component.Config) (extension.Extension, error) {
-	return &readyLog{logger: set.Logger, level: cfg.(*Config).Level}, nil
+	return newReadyLog(set.Logger, cfg.(*Config).Level), nil
 }

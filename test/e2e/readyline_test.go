@@ -1,20 +1,39 @@
 package e2e
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
+// anyPort adds a ddtrace receiver on port 0 in a pipeline of its own: the ready line must name the
+// port it bound, which only the receiver knows.
+const anyPort = `
+receivers:
+  ddtrace/anyport:
+    endpoint: 127.0.0.1:0
+exporters:
+  debug/anyport: {}
+service:
+  pipelines:
+    traces/anyport:
+      receivers: [ddtrace/anyport]
+      exporters: [debug/anyport]
+`
+
+var anyPortEntry = regexp.MustCompile(`"ddtrace/anyport=127\.0\.0\.1:([0-9]+)"`)
+
 // TestReadyLine: once every receiver listens, tracegate logs one line at the configs' level
-// (warn) naming every listening address and how the buffer keeps what it holds.
+// (warn) naming every listening address (the address tracegate's receivers bound, the configured
+// one of each stock receiver's listener) and how the buffer keeps what it holds.
 func TestReadyLine(t *testing.T) {
 	for _, tc := range []struct{ config, buffer string }{
 		{"default.yaml", `"buffer=overflow `},
 		{"durable.yaml", `"buffer=write_ahead `},
 	} {
 		t.Run(tc.config, func(t *testing.T) {
-			g := startGateway(t, tc.config)
+			g := startGatewayWith(t, gatewayOptions{config: tc.config, extraConfig: anyPort})
 			var line string
 			for deadline := time.Now().Add(10 * time.Second); line == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 				for l := range strings.SplitSeq(g.proc.Log(), "\n") {
@@ -38,6 +57,9 @@ func TestReadyLine(t *testing.T) {
 				if !strings.Contains(line, `"`+name+"="+addr+`"`) {
 					t.Errorf("ready line lacks %s=%s: %s", name, addr, line)
 				}
+			}
+			if m := anyPortEntry.FindStringSubmatch(line); m == nil || m[1] == "0" {
+				t.Errorf("ready line lacks the port ddtrace/anyport bound: %s", line)
 			}
 			if !strings.Contains(line, tc.buffer+g.bufferDir+`"`) {
 				t.Errorf("ready line lacks %s%s: %s", tc.buffer, g.bufferDir, line)
