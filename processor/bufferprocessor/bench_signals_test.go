@@ -67,7 +67,7 @@ func newBenchESSignalExporter[E component.Component](b *testing.B, url string, s
 }
 
 // itemCounter counts the items its next consumer accepted; wait blocks until a count is reached.
-type itemCounter[T comparable] struct {
+type itemCounter[T any] struct {
 	sig   signal[T]
 	next  func(context.Context, T) error
 	mu    sync.Mutex
@@ -75,7 +75,7 @@ type itemCounter[T comparable] struct {
 	items int64
 }
 
-func newItemCounter[T comparable](sig signal[T], next func(context.Context, T) error) *itemCounter[T] {
+func newItemCounter[T any](sig signal[T], next func(context.Context, T) error) *itemCounter[T] {
 	c := &itemCounter[T]{sig: sig, next: next}
 	c.cond = sync.NewCond(&c.mu)
 	return c
@@ -107,7 +107,7 @@ func (c *itemCounter[T]) wait(want int64) {
 	c.mu.Unlock()
 }
 
-func benchSignalPipelineCPU[T comparable](b *testing.B, ts testSignal[T], batch func(n int) T, newExporter func(*testing.B) func(context.Context, T) error) {
+func benchSignalPipelineCPU[T any](b *testing.B, ts testSignal[T], batch func(n int) T, newExporter func(*testing.B) func(context.Context, T) error) {
 	const (
 		chunk    = 256
 		perBatch = 100

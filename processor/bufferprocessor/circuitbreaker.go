@@ -114,22 +114,30 @@ func (cb *circuitBreaker) abandonProbe(a attempt) {
 	cb.nextProbe = now
 }
 
-// turn tells a delivery that wants to retry whether it may try now. ok: go ahead, as attempt a
-// (attemptProbe makes the breaker half-open (report the outcome with failed, succeeded or
-// abandonProbe). Otherwise wait until the breaker closes (closed) or until, at most, wait has
-// passed, then ask again.
-func (cb *circuitBreaker) turn() (ok bool, a attempt, wait time.Duration, closed <-chan struct{}) {
+// grant is the circuit breaker's answer to a delivery that wants to retry (turn).
+type grant struct {
+	// granted: try now, as attempt. attemptProbe makes the breaker half-open: report the outcome
+	// with failed, succeeded or abandonProbe.
+	granted bool
+	attempt attempt
+	// Not granted: ask again once the breaker closes (closed) or, at most, wait has passed.
+	wait   time.Duration
+	closed <-chan struct{}
+}
+
+// turn tells a delivery that wants to retry whether it may try now.
+func (cb *circuitBreaker) turn() grant {
 	now := cb.clock.Now()
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	switch {
 	case cb.state == breakerClosed:
-		return true, attemptOrdinary, 0, nil
+		return grant{granted: true, attempt: attemptOrdinary}
 	case cb.state == breakerHalfOpen:
-		return false, attemptOrdinary, cb.retry.InitialInterval, cb.closed // its outcome sets the next turn
+		return grant{wait: cb.retry.InitialInterval, closed: cb.closed} // the probe's outcome sets the next turn
 	case now.Before(cb.nextProbe):
-		return false, attemptOrdinary, cb.nextProbe.Sub(now), cb.closed
+		return grant{wait: cb.nextProbe.Sub(now), closed: cb.closed}
 	}
 	cb.state = breakerHalfOpen
-	return true, attemptProbe, 0, nil
+	return grant{granted: true, attempt: attemptProbe}
 }

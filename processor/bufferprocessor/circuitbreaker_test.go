@@ -34,9 +34,8 @@ func TestCircuitBreakerStates(t *testing.T) {
 	clk := newFakeClock()
 	cb := newCircuitBreaker(RetryConfig{InitialInterval: initial, MaxInterval: time.Second}, clk)
 
-	ok, probe, _, _ := cb.turn()
-	require.True(t, ok, "closed: a retry goes at once")
-	require.Equal(t, attemptOrdinary, probe)
+	g := cb.turn()
+	require.Equal(t, grant{granted: true, attempt: attemptOrdinary}, g, "closed: a retry goes at once")
 
 	opened, recovered := cb.failed(attemptOrdinary)
 	require.True(t, opened)
@@ -44,47 +43,42 @@ func TestCircuitBreakerStates(t *testing.T) {
 	require.False(t, again)
 	require.Equal(t, recovered, recovered2)
 
-	ok, _, wait, closed := cb.turn()
-	require.False(t, ok, "open: wait for the probe's time")
-	assert.GreaterOrEqual(t, wait, initial*8/10)
-	assert.LessOrEqual(t, wait, initial*12/10)
+	g = cb.turn()
+	require.False(t, g.granted, "open: wait for the probe's time")
+	assert.GreaterOrEqual(t, g.wait, initial*8/10)
+	assert.LessOrEqual(t, g.wait, initial*12/10)
+	closed, wait := g.closed, g.wait
 
 	clk.Advance(wait - time.Nanosecond)
-	ok, _, _, _ = cb.turn()
-	require.False(t, ok, "not before the probe's time")
+	require.False(t, cb.turn().granted, "not before the probe's time")
 	clk.Advance(time.Nanosecond)
-	ok, probe, _, _ = cb.turn()
-	require.True(t, ok)
-	require.Equal(t, attemptProbe, probe, "the first retry at the probe's time is the probe")
+	require.Equal(t, grant{granted: true, attempt: attemptProbe}, cb.turn(), "the first retry at the probe's time is the probe")
 	clk.Advance(time.Hour)
-	ok, _, _, _ = cb.turn()
-	require.False(t, ok, "half-open: one probe at a time")
+	g = cb.turn()
+	require.False(t, g.granted, "half-open: one probe at a time")
+	assert.Equal(t, initial, g.wait, "ask again within the initial interval, or when the breaker closes")
 
 	cb.failed(attemptProbe)
-	ok, _, wait2, _ := cb.turn()
-	require.False(t, ok)
-	assert.GreaterOrEqual(t, wait2, 2*initial*8/10, "a failed probe doubles the probes' interval")
+	g = cb.turn()
+	require.False(t, g.granted)
+	assert.GreaterOrEqual(t, g.wait, 2*initial*8/10, "a failed probe doubles the probes' interval")
 
-	clk.Advance(wait2)
-	ok, probe, _, _ = cb.turn()
-	require.True(t, ok && probe == attemptProbe)
+	clk.Advance(g.wait)
+	require.Equal(t, grant{granted: true, attempt: attemptProbe}, cb.turn())
 	cb.abandonProbe(attemptProbe) // the batch was at fault: the next may probe at once
-	ok, probe, _, _ = cb.turn()
-	require.True(t, ok && probe == attemptProbe)
+	require.Equal(t, grant{granted: true, attempt: attemptProbe}, cb.turn())
 
 	require.False(t, isClosed(closed))
 	require.True(t, cb.succeeded(attemptProbe))
 	assert.True(t, isClosed(closed), "a success wakes the deliveries waiting for a turn")
 	assert.True(t, isClosed(recovered), "a probe's success wakes those waiting their own backoff")
-	ok, probe, _, _ = cb.turn()
-	require.True(t, ok)
-	require.Equal(t, attemptOrdinary, probe)
+	require.Equal(t, grant{granted: true, attempt: attemptOrdinary}, cb.turn())
 	require.False(t, cb.succeeded(attemptOrdinary), "already closed")
 
 	// A first attempt's success closes the breaker, but proves nothing about the failing batches:
 	// those waiting their own backoff keep waiting.
 	_, recovered = cb.failed(attemptOrdinary)
-	_, _, _, closed = cb.turn()
+	closed = cb.turn().closed
 	require.True(t, cb.succeeded(attemptOrdinary))
 	assert.True(t, isClosed(closed))
 	assert.False(t, isClosed(recovered))
@@ -156,10 +150,10 @@ func queuedForms(q *queue[ptrace.Traces]) (decoded, serialized int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, b := range q.batches[q.head:] {
-		switch {
-		case b.payload != nil && b.data == (ptrace.Traces{}):
+		switch b.form {
+		case formSerialized:
 			serialized++
-		case b.data != (ptrace.Traces{}) && b.payload == nil:
+		case formDecoded:
 			decoded++
 		}
 	}
@@ -253,19 +247,14 @@ func TestShutdownSavesSerializedBatches(t *testing.T) {
 	}
 }
 
-// TestQueuePushForm: push queues a batch decoded (the queue keeps the caller's reference), or
-// serialized while the breaker is open (the caller keeps it), and the serialized batch decodes to
-// the same.
+// TestQueuePushForm: push queues a batch decoded, or serialized while the breaker is open, and the
+// serialized batch decodes to the same.
 func TestQueuePushForm(t *testing.T) {
 	q := newQueue(queueSettings[ptrace.Traces]{sig: tracesSignal{}, maxBatches: 10, onDrop: func(string, int64) {}, logger: zap.NewNop(), clock: systemClock{}})
 	td := makeTraces(1, 2, 3)
-	kept, err := q.push(context.Background(), td, int64(td.SpanCount()))
-	require.NoError(t, err)
-	assert.True(t, kept)
+	require.NoError(t, q.push(context.Background(), q.refs().adopt(td, 3, time.Now())))
 	q.breakerOpen.Store(true)
-	kept, err = q.push(context.Background(), makeTraces(4, 5), 2)
-	require.NoError(t, err)
-	assert.False(t, kept, "serialized: the queue holds no reference to the batch")
+	require.NoError(t, q.push(context.Background(), q.refs().adopt(makeTraces(4, 5), 2, time.Now())))
 	decoded, serialized := queuedForms(q)
 	assert.Equal(t, 1, decoded)
 	assert.Equal(t, 1, serialized)

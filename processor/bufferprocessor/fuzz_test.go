@@ -2,6 +2,7 @@ package bufferprocessor
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,23 +45,27 @@ func mustMarshal(b []byte, err error) []byte {
 	return b
 }
 
-func checkPayload[T comparable](t *testing.T, ts testSignal[T], payload []byte) {
+func checkPayload[T any](t *testing.T, ts testSignal[T], payload []byte) {
 	var dropped int64
 	p := &bufferProcessor[T]{sig: ts.sig}
 	p.q = newQueue(queueSettings[T]{sig: ts.sig, onDrop: func(reason string, n int64) {
 		assert.Equal(t, reasonUndecodable, reason)
 		dropped += n
 	}, logger: zap.NewNop(), clock: systemClock{}})
-	kept, data := p.assemble([]batch[T]{{payload: payload, items: 1}})
-	if len(kept) == 0 {
+	d := done[T]{q: p.q, batches: []batch[T]{serializedBatch[T](payload, 1, time.Time{})}}
+	data := p.assemble(&d)
+	if len(d.batches) == 0 {
 		assert.Equal(t, int64(1), dropped, "an undecodable payload is counted")
+		assert.Equal(t, formNone, data.form)
 		return
 	}
 	require.Zero(t, dropped)
-	again, err := ts.sig.marshal(data)
+	require.Equal(t, formDecoded, data.form)
+	again, err := ts.sig.marshal(data.data)
 	require.NoError(t, err)
 	decoded, err := ts.sig.unmarshal(again)
 	require.NoError(t, err, "what a payload decodes to encodes to something that decodes")
-	assert.Equal(t, ts.sig.items(data), ts.sig.items(decoded))
-	p.releaseDelivery(kept, var0[T]())
+	assert.Equal(t, ts.sig.items(data.data), ts.sig.items(decoded))
+	d.delivered()
+	p.refs().release(&data)
 }

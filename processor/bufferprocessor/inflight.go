@@ -8,7 +8,7 @@ import (
 // inFlight tracks the deliveries in progress, retries included. A worker's batches leave the
 // memory queue and the disk log's unread part when it takes them, so without this the gauges read
 // zero while an outage holds everything in retries.
-type inFlight[T comparable] struct {
+type inFlight[T any] struct {
 	mu         sync.Mutex
 	items      int64
 	memItems   int64 // of those, the items only in memory (no disk record): lost if a delivery never returns
@@ -29,7 +29,7 @@ type inFlightStats struct {
 	oldest          time.Time // when the oldest item in flight was enqueued (zero when none)
 }
 
-func newInFlight[T comparable]() *inFlight[T] {
+func newInFlight[T any]() *inFlight[T] {
 	return &inFlight[T]{deliveries: map[int]inFlightDelivery{}}
 }
 

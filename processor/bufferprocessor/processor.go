@@ -23,7 +23,7 @@ import (
 
 // bufferProcessor owns one signal's queue, optional disk log and workers; T is the signal's pdata
 // type. The collector makes one processor per pipeline, so each signal gets its own (see newBuffer).
-type bufferProcessor[T comparable] struct {
+type bufferProcessor[T any] struct {
 	cfg    *Config
 	sig    signal[T]
 	next   func(context.Context, T) error
@@ -66,7 +66,7 @@ type bufferProcessor[T comparable] struct {
 }
 
 // newBuffer makes the buffer of one signal: sig and its item telemetry, next its next consumer.
-func newBuffer[T comparable](set processor.Settings, cfg *Config, sig signal[T], items func(*metadata.TelemetryBuilder) itemTelemetry,
+func newBuffer[T any](set processor.Settings, cfg *Config, sig signal[T], items func(*metadata.TelemetryBuilder) itemTelemetry,
 	next func(context.Context, T) error,
 ) (*bufferProcessor[T], error) {
 	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
@@ -208,12 +208,11 @@ func (p *bufferProcessor[T]) hold(ctx context.Context, data T) error {
 	if !p.alive {
 		return fmt.Errorf("buffer processor: not started: %w", ErrShuttingDown)
 	}
-	// The pipeline releases data when this returns (with pdata.useProtoPooling, into pdata's pools
-	// for the next call); a batch kept in memory needs a reference of its own.
-	p.sig.ref(data)
-	kept, err := p.q.push(ctx, data, items) // items counted once: the count walks the whole batch
-	if !kept {
-		p.sig.unref(data)
+	var err error
+	if items > 0 { // items counted once: the count walks the whole batch
+		// The pipeline releases data when this returns (with pdata.useProtoPooling, into pdata's
+		// pools for the next call): the buffer adopts it with a reference of its own (batch.go).
+		err = p.q.push(ctx, p.refs().adopt(data, items, p.timing.clock.Now()))
 	}
 	if err != nil {
 		p.items.refused.Add(ctx, items, p.attrs)

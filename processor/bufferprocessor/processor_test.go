@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -305,6 +306,74 @@ func TestDropOldest(t *testing.T) {
 			assert.Equal(t, int64(n*per), int64(rec.distinct())+dropped)
 		})
 	}
+}
+
+// TestDropOldestPlacesASerializedBatchOnce: in overflow mode with drop_oldest, a batch that finds
+// memory and the disk log full, while every record on disk is in a delivery being retried, takes
+// the place of the oldest batch in memory: once, also when it is queued serialized because the
+// circuit breaker is open, and ConsumeTraces returns.
+func TestDropOldestPlacesASerializedBatchOnce(t *testing.T) {
+	dir := t.TempDir()
+	l, _, err := diskqueue.Open(diskqueue.Options{Dir: dir, CapacityBytes: 1 << 20, Fsync: diskqueue.FsyncNever})
+	require.NoError(t, err)
+	var m ptrace.ProtoMarshaler
+	next := 0                           // the next span id
+	for _, per := range []int{100, 1} { // to the brim: no record of two spans fits after
+		for {
+			payload, err := m.MarshalTraces(makeTraces(rangeIDs(next, per)...))
+			require.NoError(t, err)
+			if _, _, err = l.Append(payload, int64(per), time.Now(), diskqueue.NoClaim); errors.Is(err, diskqueue.ErrFull) {
+				break
+			}
+			require.NoError(t, err)
+			next += per
+		}
+	}
+	require.NoError(t, l.Close())
+
+	cfg := diskCfg(dir, ModeOverflow, FsyncNever)
+	cfg.Storage.Get().CapacityMiB = 1
+	cfg.Threads, cfg.QueueSize, cfg.MaxBatchItems, cfg.WhenFull = 1, 2, 1_000_000, WhenFullDropOldest
+	rec := newRecorder()
+	var down atomic.Bool
+	down.Store(true)
+	rec.failFn = func(int) error {
+		if down.Load() {
+			return errDown
+		}
+		return nil
+	}
+	clk := newFakeClock()
+	h := start(t, cfg, rec, nil, withClock(clk))
+	// The worker takes every record into one delivery, which fails: the breaker opens.
+	clk.waitTimers(t, 1)
+	require.True(t, h.p.q.breakerOpen.Load())
+	require.Equal(t, []int{next}, rec.attemptSizes())
+
+	base := next
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(base, base+1)))   // dropped below
+	require.NoError(t, h.p.ConsumeTraces(context.Background(), makeTraces(base+2, base+3))) // memory is full
+	held := make(chan error, 1)
+	go func() { held <- h.p.ConsumeTraces(context.Background(), makeTraces(base+4, base+5)) }()
+	select {
+	case err := <-held:
+		require.NoError(t, err)
+	case <-time.After(livenessBound):
+		t.Fatal("ConsumeTraces did not return")
+	}
+	assert.Equal(t, int64(2), h.sum(t, "processor_buffer_dropped_spans", reasonFull), "the oldest batch")
+	batches, _, _ := h.p.q.memStats()
+	assert.Equal(t, int64(2), batches)
+	_, serialized := queuedForms(h.p.q)
+	assert.Equal(t, 2, serialized)
+
+	down.Store(false)
+	clk.Advance(time.Second) // the retry's probe succeeds
+	want := append(rangeIDs(0, base), base+2, base+3, base+4, base+5)
+	rec.waitDistinct(t, len(want))
+	h.shutdown(t)
+	assert.Zero(t, rec.checkAll(t, want), "delivered twice")
+	assert.Equal(t, len(want), rec.distinct(), "the dropped batch never arrives")
 }
 
 func TestShutdownDeadlineWithoutStorage(t *testing.T) {

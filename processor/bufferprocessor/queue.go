@@ -36,35 +36,8 @@ const (
 	reasonUndecodable = "undecodable"
 )
 
-// batch is one queued batch: what one ConsumeTraces (ConsumeLogs, ConsumeMetrics) call handed
-// over, or one record read back from disk. In memory it holds data, or the serialized payload while the circuit breaker is not
-// closed (see attemptFailed); read back from disk it holds the undecoded payload. A batch onDisk
-// owns a disk record that must be acknowledged once delivered or dropped.
-//
-// A batch's data carries one pdata reference of the buffer's (pref): ConsumeTraces takes it, because
-// the pipeline releases the data it handed over when ConsumeTraces returns, and with the
-// collector's pdata.useProtoPooling gate that returns its memory to pdata's pools for the next
-// call. release gives the reference back once the buffer is done with the batch.
-type batch[T comparable] struct {
-	data     T
-	payload  []byte
-	items    int64
-	bytes    int64
-	enqueued time.Time
-	pos      diskqueue.Pos
-	onDisk   bool
-}
-
-// release gives back the batch's reference to its data, once (see batch).
-func (b *batch[T]) release(s signal[T]) {
-	if b.data != var0[T]() {
-		s.unref(b.data)
-		b.data = var0[T]()
-	}
-}
-
 // queueSettings configure a queue; fixed once it is made.
-type queueSettings[T comparable] struct {
+type queueSettings[T any] struct {
 	sig        signal[T]
 	maxBatches int            // queue_size
 	log        *diskqueue.Log // nil: memory only
@@ -80,11 +53,12 @@ type queueSettings[T comparable] struct {
 	clock    clock
 }
 
-// queue is the memory queue in front of the optional disk log. Everything below the settings is
-// under mu.
-type queue[T comparable] struct {
+// queue is the memory queue in front of the optional disk log. It owns the batches it holds (see
+// batch.go) until a worker takes them.
+type queue[T any] struct {
 	queueSettings[T]
 
+	// mu guards everything declared below, but breakerOpen (atomic).
 	mu       sync.Mutex
 	cond     *sync.Cond
 	batches  []batch[T]
@@ -116,17 +90,13 @@ type queue[T comparable] struct {
 	spillNext   int
 }
 
-// var0 is T's zero value: a batch's data is zero when it is not held decoded.
-func var0[T comparable]() T {
-	var zero T
-	return zero
-}
-
-func newQueue[T comparable](set queueSettings[T]) *queue[T] {
+func newQueue[T any](set queueSettings[T]) *queue[T] {
 	q := &queue[T]{queueSettings: set}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
+
+func (q *queue[T]) refs() refs[T] { return refs[T]{q.sig} }
 
 func (q *queue[T]) lenLocked() int { return len(q.batches) - q.head }
 
@@ -188,77 +158,96 @@ func (q *queue[T]) pushFrontLocked(b batch[T]) {
 	q.memBytes += b.bytes
 }
 
-// push holds data (ConsumeTraces). It returns nil only once the batch is in memory or written to
-// disk per the fsync policy. kept reports whether the memory queue now holds data itself, and with
-// it the caller's reference to data (see batch); otherwise the caller keeps that reference. items
-// is data's item count, which the caller has already taken.
-func (q *queue[T]) push(ctx context.Context, data T, items int64) (kept bool, err error) {
-	if items == 0 {
-		return false, nil
-	}
-	b := batch[T]{data: data, items: items, enqueued: q.clock.Now()}
+// push holds b, a decoded batch ConsumeTraces adopted (batch.go), in memory or written to disk
+// per the fsync policy, and returns nil only then. push owns b: what it does not hold, it releases.
+func (q *queue[T]) push(ctx context.Context, b batch[T]) error {
+	var payload []byte
 	if q.log == nil || !q.writeAhead {
 		if q.breakerOpen.Load() {
-			payload, err := q.serialize(data)
-			if err != nil {
-				return false, err
+			var err error
+			if payload, err = q.serialize(b.data); err != nil {
+				q.refs().release(&b)
+				return err
 			}
-			b.data, b.payload, b.bytes = var0[T](), payload, int64(len(payload))
+			q.refs().toSerialized(&b, payload)
+			b.bytes = int64(len(payload))
 		} else {
-			b.bytes = int64(q.sig.size(data))
+			b.bytes = int64(q.sig.size(b.data))
 		}
-		kept, overflow, err := q.pushToMemory(ctx, b)
-		if !overflow {
-			return kept, err
+		switch res := q.pushToMemory(ctx, b); res.outcome {
+		case memoryHeld:
+			return nil
+		case memoryRefused:
+			q.refs().release(&b)
+			return res.err
 		}
 	}
 
 	// Overflow to disk, or write-ahead. Serialize outside every lock.
-	if b.payload == nil {
-		payload, err := q.serialize(data)
-		if err != nil {
-			return false, err
+	if payload == nil {
+		var err error
+		if payload, err = q.serialize(b.data); err != nil {
+			q.refs().release(&b)
+			return err
 		}
 		// In write_ahead the size comes from the serialized payload: one pass over the batch less.
-		b.payload, b.bytes = payload, int64(len(payload))
+		b.bytes = int64(len(payload))
 	}
-	return q.appendToDisk(b)
+	return q.appendToDisk(b, payload)
+}
+
+// memoryOutcome is what an attempt at holding a batch in memory decided.
+type memoryOutcome int
+
+const (
+	memoryHeld     memoryOutcome = iota // in memory: the queue owns the batch
+	memoryOverflow                      // memory is full: the batch is for the disk log
+	memoryFull                          // memory is full and there is no disk log: the batch may wait for room
+	memoryRefused                       // refused with an error
+)
+
+// memoryAttempt is the outcome of an attempt at holding a batch in memory.
+type memoryAttempt struct {
+	outcome memoryOutcome
+	room    <-chan struct{} // memoryFull: closed when memory next frees room
+	err     error           // memoryRefused
 }
 
 // pushToMemory holds b in the memory queue, waiting up to full_wait for room when there is no
-// storage. overflow reports that memory is full and b is for the disk log instead.
-func (q *queue[T]) pushToMemory(ctx context.Context, b batch[T]) (kept, overflow bool, err error) {
+// storage. It never returns memoryFull. Unless b is held, the caller still owns it.
+func (q *queue[T]) pushToMemory(ctx context.Context, b batch[T]) memoryAttempt {
 	var wait timer
 	defer func() {
 		if wait != nil {
 			wait.Stop()
 		}
 	}()
+	refused := func(err error) memoryAttempt { return memoryAttempt{outcome: memoryRefused, err: err} }
 	for {
-		room, kept, overflow, err := q.tryPush(b)
-		if room == nil {
-			return kept, overflow, err
+		res := q.tryPush(b)
+		if res.outcome != memoryFull {
+			return res
 		}
 		if wait == nil {
 			wait = q.clock.NewTimer(q.fullWait)
 		}
 		select {
-		case <-room: // try again
+		case <-res.room: // try again
 		case <-wait.Chan():
-			return false, false, fmt.Errorf("buffer processor: memory queue held %d batches for full_wait (%v): %w", q.maxBatches, q.fullWait, ErrFull)
+			return refused(fmt.Errorf("buffer processor: memory queue held %d batches for full_wait (%v): %w", q.maxBatches, q.fullWait, ErrFull))
 		case <-ctx.Done():
-			return false, false, fmt.Errorf("buffer processor: memory queue full until the caller gave up (%w): %w", ctx.Err(), ErrFull)
+			return refused(fmt.Errorf("buffer processor: memory queue full until the caller gave up (%w): %w", ctx.Err(), ErrFull))
 		}
 	}
 }
 
 // tryPush makes one attempt at holding b in memory, dropping the oldest batches first when
-// when_full says so and there is no storage. room is non-nil when b may wait for room (full_wait).
-func (q *queue[T]) tryPush(b batch[T]) (room <-chan struct{}, kept, overflow bool, err error) {
+// when_full says so and there is no storage.
+func (q *queue[T]) tryPush(b batch[T]) memoryAttempt {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return nil, false, false, fmt.Errorf("buffer processor: %w", ErrShuttingDown)
+		return memoryAttempt{outcome: memoryRefused, err: fmt.Errorf("buffer processor: %w", ErrShuttingDown)}
 	}
 	for !q.fitsLocked(b.bytes) && q.log == nil && q.dropOldest && q.lenLocked() > 0 {
 		q.drop(q.popLocked(), reasonFull)
@@ -266,13 +255,13 @@ func (q *queue[T]) tryPush(b batch[T]) (room <-chan struct{}, kept, overflow boo
 	switch {
 	case q.fitsLocked(b.bytes):
 		q.pushLocked(b)
-		return nil, b.payload == nil, false, nil
+		return memoryAttempt{outcome: memoryHeld}
 	case q.log != nil:
-		return nil, false, true, nil
+		return memoryAttempt{outcome: memoryOverflow}
 	case q.fullWait <= 0 || q.dropOldest:
-		return nil, false, false, fmt.Errorf("buffer processor: memory queue holds %d batches: %w", q.maxBatches, ErrFull)
+		return memoryAttempt{outcome: memoryRefused, err: fmt.Errorf("buffer processor: memory queue holds %d batches: %w", q.maxBatches, ErrFull)}
 	}
-	return q.roomLocked(), false, false, nil
+	return memoryAttempt{outcome: memoryFull, room: q.roomLocked()}
 }
 
 // serialize is the batch's protobuf form, for the disk log or while the circuit breaker is not
@@ -285,20 +274,27 @@ func (q *queue[T]) serialize(data T) ([]byte, error) {
 	return payload, nil
 }
 
-// appendToDisk writes b to the log as one record, applying when_full when the log is full. kept
-// is as push's.
-func (q *queue[T]) appendToDisk(b batch[T]) (kept bool, err error) {
+// appendToDisk writes b, serialized as payload, to the log as one record, applying when_full
+// when the log is full. It owns b, as push does.
+func (q *queue[T]) appendToDisk(b batch[T], payload []byte) error {
 	for {
 		claim := q.reserveClaim(b.bytes)
-		pos, claimed, err := q.log.Append(b.payload, b.items, b.enqueued, claim)
+		pos, claimed, err := q.log.Append(payload, b.items, b.enqueued, claim)
 		if err == nil {
-			return q.appended(b, pos, claimed, claim), nil
+			q.appended(b, payload, pos, claimed, claim)
+			return nil
 		}
-		if err := q.appendError(b, q.appendFailed(b, pos, claimed, claim, err)); err != nil {
-			return false, err
+		err = q.appendError(len(payload), q.appendFailed(b, pos, claimed, claim, err))
+		if err == nil {
+			var placed bool
+			placed, err = q.makeRoom(b)
+			if placed {
+				return nil
+			}
 		}
-		if placed, err := q.makeRoom(b); placed || err != nil {
-			return placed, err
+		if err != nil {
+			q.refs().release(&b)
+			return err
 		}
 	}
 }
@@ -328,27 +324,28 @@ func (q *queue[T]) unreserveLocked(claim diskqueue.Claim, size int64) {
 	}
 }
 
-// appended places b once its record is written: in memory when the log let it claim the record,
-// else for a worker to read from disk. It returns kept as push's.
-func (q *queue[T]) appended(b batch[T], pos diskqueue.Pos, claimed bool, claim diskqueue.Claim) (kept bool) {
+// appended places b once its record (payload) is written: in memory when the log let it claim
+// the record, decoded or, while the circuit breaker is not closed, serialized (see attemptFailed);
+// else a worker reads the record from disk and b is released.
+func (q *queue[T]) appended(b batch[T], payload []byte, pos diskqueue.Pos, claimed bool, claim diskqueue.Claim) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.unreserveLocked(claim, b.bytes)
 	switch {
-	case claimed && !q.closed && q.breakerOpen.Load():
-		b.pos, b.onDisk, b.data = pos, true, var0[T]() // keep the copy (see attemptFailed)
-		q.pushLocked(b)
 	case claimed && !q.closed:
-		b.pos, b.onDisk, b.payload = pos, true, nil // keep the decoded data, drop the copy
+		if q.breakerOpen.Load() && b.form == formDecoded {
+			q.refs().toSerialized(&b, payload)
+		}
+		b.pos, b.onDisk = pos, true
 		q.pushLocked(b)
-		kept = true
+		return
 	case claimed:
 		// Shutting down: the record stays unacknowledged on disk and is replayed.
 	default:
 		q.noteUnreadLocked(b.enqueued)
 		q.cond.Signal() // a worker reads it from disk
 	}
-	return kept
+	q.refs().release(&b)
 }
 
 // noteUnreadLocked keeps diskOldest a lower bound of the oldest unread disk record's enqueue
@@ -380,15 +377,16 @@ func (q *queue[T]) appendFailed(b batch[T], pos diskqueue.Pos, claimed bool, cla
 	return err
 }
 
-// appendError is what push returns for a failed append, or nil when drop_oldest may make room.
-func (q *queue[T]) appendError(b batch[T], err error) error {
+// appendError is what push returns for a failed append of size bytes, or nil when drop_oldest may
+// make room.
+func (q *queue[T]) appendError(size int, err error) error {
 	switch {
 	case errors.Is(err, diskqueue.ErrTooLarge) && !q.writeAhead:
 		// It only overflowed because memory was full at that moment: memory takes it once
 		// deliveries have made room, so the client should retry, not drop it.
-		return fmt.Errorf("buffer processor: memory queue full, and a batch of %d bytes can never fit storage.capacity_mib: %w (%w)", len(b.payload), ErrFull, err)
+		return fmt.Errorf("buffer processor: memory queue full, and a batch of %d bytes can never fit storage.capacity_mib: %w (%w)", size, ErrFull, err)
 	case errors.Is(err, diskqueue.ErrTooLarge):
-		return consumererror.NewPermanent(fmt.Errorf("buffer processor: batch of %d bytes can never fit storage.capacity_mib: %w", len(b.payload), err))
+		return consumererror.NewPermanent(fmt.Errorf("buffer processor: batch of %d bytes can never fit storage.capacity_mib: %w", size, err))
 	case errors.Is(err, diskqueue.ErrClosed):
 		return fmt.Errorf("buffer processor: %w", ErrShuttingDown)
 	case !errors.Is(err, diskqueue.ErrFull):
@@ -401,8 +399,8 @@ func (q *queue[T]) appendError(b batch[T], err error) error {
 
 // makeRoom applies drop_oldest when the log is full: it drops the oldest unread disk records,
 // else the oldest memory batch. In overflow mode the new batch then takes that batch's place in
-// memory (placed true). It returns ErrFull when nothing can be dropped: every byte on disk
-// belongs to deliveries in flight.
+// memory, in its form (placed true: the queue owns it). It returns ErrFull when nothing can be
+// dropped: every byte on disk belongs to deliveries in flight.
 func (q *queue[T]) makeRoom(b batch[T]) (placed bool, err error) {
 	dropped, progressed, err := q.log.DropOldest()
 	if err != nil {
@@ -421,11 +419,8 @@ func (q *queue[T]) makeRoom(b batch[T]) (placed bool, err error) {
 	}
 	q.drop(q.popLocked(), reasonFull)
 	if !q.writeAhead {
-		if var0[T]() != b.data {
-			b.payload = nil
-		}
 		q.pushLocked(b)
-		return b.payload == nil, nil
+		return true, nil
 	}
 	return false, nil
 }
@@ -445,15 +440,14 @@ func (q *queue[T]) spill() int {
 		end := min(q.spillNext+spillChunk, len(q.batches))
 		for i := q.spillNext; i < end; i++ {
 			b := &q.batches[i]
-			if b.data == var0[T]() || b.payload != nil {
+			if b.form != formDecoded {
 				continue
 			}
 			payload, err := q.sig.marshal(b.data)
 			if err != nil {
 				continue // it stays decoded
 			}
-			b.release(q.sig)
-			b.payload = payload
+			q.refs().toSerialized(b, payload)
 			n++
 		}
 		q.spillNext = end
@@ -469,7 +463,7 @@ func (q *queue[T]) spill() int {
 // mu held.
 func (q *queue[T]) drop(b batch[T], reason string) {
 	q.onDrop(reason, b.items)
-	b.release(q.sig)
+	q.refs().release(&b)
 	if b.onDisk {
 		if err := q.log.Ack([]diskqueue.Pos{b.pos}); err != nil {
 			// The record is replayed after a restart: a duplicate of a drop, never a loss.
@@ -478,19 +472,38 @@ func (q *queue[T]) drop(b batch[T], reason string) {
 	}
 }
 
-// take blocks until there is work and returns one batch, or a run of consecutive batches up to
-// maxItems items and maxDeliveryBytes bytes when maxItems > 0. ok is false when the worker must
-// exit.
-func (q *queue[T]) take(maxItems int64) (batches []batch[T], ok bool, err error) {
+// takeOutcome is what take tells a worker to do.
+type takeOutcome int
+
+const (
+	takeDeliver takeOutcome = iota // deliver the batches taken; their done settles them
+	takePause                      // a disk read failed before anything was taken: pause, then take again
+	takeExit                       // exit: the workers are stopped, or memory only and drained
+)
+
+// take blocks until there is work and hands the worker one batch, or a run of consecutive batches
+// up to maxItems items and maxDeliveryBytes bytes when maxItems > 0, with the done that settles
+// them: the worker owns them from here (see batch.go). err is a failed disk read, reported with
+// takeDeliver when batches were taken before it, else with takePause.
+func (q *queue[T]) take(maxItems int64) (takeOutcome, done[T], error) {
+	batches, err := q.collect(maxItems)
+	switch {
+	case len(batches) > 0:
+		return takeDeliver, done[T]{q: q, batches: batches}, err
+	case err != nil:
+		return takePause, done[T]{}, err
+	}
+	return takeExit, done[T]{}, nil
+}
+
+// collect is take's wait and pick; no batches and no error: the worker must exit.
+func (q *queue[T]) collect(maxItems int64) (batches []batch[T], err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var items, bytes int64
 	for {
 		if q.stopped || (q.closed && q.log != nil) {
-			if len(batches) > 0 {
-				return batches, true, nil
-			}
-			return nil, false, nil
+			return batches, nil
 		}
 		var b batch[T]
 		// A partial batch in memory may wait to gather more (max_batch_wait); once a worker took
@@ -504,36 +517,34 @@ func (q *queue[T]) take(maxItems int64) (batches []batch[T], ok bool, err error)
 			rec, got, rerr := q.log.Next()
 			q.mu.Lock()
 			if rerr != nil {
-				return batches, len(batches) > 0, fmt.Errorf("read disk buffer: %w", rerr)
+				return batches, fmt.Errorf("read disk buffer: %w", rerr)
 			}
 			if !got {
 				continue
 			}
-			b = batch[T]{payload: rec.Payload, items: rec.Items, bytes: int64(len(rec.Payload)), enqueued: rec.Enqueued, pos: rec.Pos, onDisk: true}
+			b = serializedBatch[T](rec.Payload, rec.Items, rec.Enqueued)
+			b.pos, b.onDisk = rec.Pos, true
 			q.diskOldest = rec.Enqueued
 		case q.lenLocked() > 0: // a partial batch still gathering
 			q.wakeAtLocked(q.batches[q.head].enqueued.Add(q.batchWait))
 			q.cond.Wait()
 			continue
 		default:
-			if len(batches) > 0 {
-				return batches, true, nil
-			}
-			if q.closed {
-				return nil, false, nil // memory only, drained
+			if len(batches) > 0 || q.closed { // memory only, drained
+				return batches, nil
 			}
 			q.cond.Wait()
 			continue
 		}
 		if len(batches) > 0 && (items+b.items > maxItems || bytes+b.bytes > maxDeliveryBytes) {
 			q.pushFrontLocked(b)
-			return batches, true, nil
+			return batches, nil
 		}
 		batches = append(batches, b)
 		items += b.items
 		bytes += b.bytes
 		if maxItems <= 0 || items >= maxItems {
-			return batches, true, nil
+			return batches, nil
 		}
 	}
 }
@@ -575,7 +586,7 @@ func (q *queue[T]) stopWakeLocked() {
 }
 
 // memoryItems returns the items of the batches that are only in memory (no disk record).
-func memoryItems[T comparable](batches []batch[T]) int64 {
+func memoryItems[T any](batches []batch[T]) int64 {
 	var n int64
 	for _, b := range batches {
 		if !b.onDisk {
@@ -682,14 +693,15 @@ func (q *queue[T]) drain() int64 {
 	q.mu.Unlock()
 	var lost int64
 	for _, b := range rest {
-		if b.payload != nil { // serialized (see attemptFailed); a disk record is replayed
+		switch b.form {
+		case formSerialized: // see attemptFailed; a disk record is replayed
 			if !b.onDisk {
 				lost += q.abandonPayload([]batch[T]{b}, b.payload, nil, b.items)
 			}
-			continue
+		case formDecoded:
+			lost += q.abandon([]batch[T]{b}, b.data, nothingDelivered)
 		}
-		lost += q.abandon([]batch[T]{b}, b.data, nothingDelivered)
-		b.release(q.sig)
+		q.refs().release(&b)
 	}
 	return lost
 }

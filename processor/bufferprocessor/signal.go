@@ -10,7 +10,7 @@ import (
 // signal is what the buffer needs to know of one signal's pdata type T (ptrace.Traces, plog.Logs,
 // pmetric.Metrics): everything else — queue, disk log, retries, telemetry — is the same code for
 // the three. An item is what the signal's telemetry counts: a span, a log record, a data point.
-type signal[T comparable] interface {
+type signal[T any] interface {
 	// unit names the items in log lines ("spans"); field in log keys and metric names ("spans",
 	// "log_records", "metric_points": processor_buffer_delivered_metric_points).
 	unit() string
@@ -25,17 +25,18 @@ type signal[T comparable] interface {
 	size(T) int
 	marshal(T) ([]byte, error)
 	unmarshal([]byte) (T, error)
-	// ref, unref and markOwned are pdata's reference counting (see batch and assemble).
+	// ref, unref and markOwned are pdata's reference counting: only refs calls them (batch.go).
 	ref(T)
 	unref(T)
 	markOwned(T)
-	// newOwned returns an empty batch owned by the buffer.
+	// newOwned returns an empty batch owned by the buffer (refs.newOwned).
 	newOwned() T
 	// moveAll moves every resource of from to the end of to; copyAll copies them (from is read-only).
 	moveAll(from, to T)
 	copyAll(from, to T)
 	readOnly(T) bool
-	// moveLeading moves about the first n items of d into a new owned batch, in order (see nesting).
+	// moveLeading moves about the first n items of d into a new owned batch, in order (see
+	// nesting; refs.split).
 	moveLeading(d T, n int) T
 	// probeWhole reports that the circuit breaker's probe must be the whole batch: a metric batch
 	// cut in two would be grouped into different documents than the first attempt's.

@@ -25,7 +25,7 @@ import (
 // testSignal makes and reads one signal's batches for the tests every signal runs: make gives one
 // item per id (a span, a log record, a gauge with one data point, named by the id), ids reads
 // them back in order.
-type testSignal[T comparable] struct {
+type testSignal[T any] struct {
 	sig   signal[T]
 	items func(*metadata.TelemetryBuilder) itemTelemetry
 	make  func(ids ...int) T
@@ -104,7 +104,7 @@ func makeMetrics(ids ...int) pmetric.Metrics {
 
 // signalSink is a next consumer that records every attempt serialized (to compare retries byte by
 // byte) and the ids it accepted; fail decides each attempt's error (nil: accept).
-type signalSink[T comparable] struct {
+type signalSink[T any] struct {
 	ts   testSignal[T]
 	fail func(attempt int) error
 
@@ -137,7 +137,7 @@ func (s *signalSink[T]) acceptedIDs() []int {
 }
 
 // startSignal starts a buffer of ts's signal in front of next, with telemetry.
-func startSignal[T comparable](t *testing.T, ts testSignal[T], cfg *Config, next func(context.Context, T) error) (*bufferProcessor[T], *harness) {
+func startSignal[T any](t *testing.T, ts testSignal[T], cfg *Config, next func(context.Context, T) error) (*bufferProcessor[T], *harness) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
 	tel := componenttest.NewTelemetry()
@@ -162,7 +162,7 @@ func TestEverySignal(t *testing.T) {
 	t.Run("metrics", func(t *testing.T) { testSignalGuarantees(t, metricsTest) })
 }
 
-func testSignalGuarantees[T comparable](t *testing.T, ts testSignal[T]) {
+func testSignalGuarantees[T any](t *testing.T, ts testSignal[T]) {
 	t.Run("delivers every item once", func(t *testing.T) { testDeliversOnce(t, ts) })
 	t.Run("retries the same batch", func(t *testing.T) { testRetriesSameBatch(t, ts) })
 	t.Run("replays after restart", func(t *testing.T) { testReplaysAfterRestart(t, ts) })
@@ -172,7 +172,7 @@ func testSignalGuarantees[T comparable](t *testing.T, ts testSignal[T]) {
 
 // testDeliversOnce: in memory, overflowing to disk and write-ahead, with merging, every item
 // arrives once and the signal's counters say so (delivered counts what the next consumer accepted).
-func testDeliversOnce[T comparable](t *testing.T, ts testSignal[T]) {
+func testDeliversOnce[T any](t *testing.T, ts testSignal[T]) {
 	for name, cfg := range map[string]func(dir string) *Config{
 		"memory":      func(string) *Config { return memCfg() },
 		"overflow":    func(dir string) *Config { c := diskCfg(dir, ModeOverflow, FsyncNever); c.QueueSize = 2; return c },
@@ -205,7 +205,7 @@ func testDeliversOnce[T comparable](t *testing.T, ts testSignal[T]) {
 // breaker opens (the waits are serialized, the retry a probe); every attempt sends the same bytes,
 // so the exporter groups the same documents each time. Metrics get more items than a probe of
 // the other signals would take: their probe is the whole batch.
-func testRetriesSameBatch[T comparable](t *testing.T, ts testSignal[T]) {
+func testRetriesSameBatch[T any](t *testing.T, ts testSignal[T]) {
 	n := 15
 	if ts.sig.probeWhole() {
 		n = 2 * probeItems
@@ -243,7 +243,7 @@ func testRetriesSameBatch[T comparable](t *testing.T, ts testSignal[T]) {
 
 // testReplaysAfterRestart: with write_ahead, what the next consumer never took is on disk at
 // shutdown and delivered, once, after a restart on the same directory.
-func testReplaysAfterRestart[T comparable](t *testing.T, ts testSignal[T]) {
+func testReplaysAfterRestart[T any](t *testing.T, ts testSignal[T]) {
 	dir := t.TempDir()
 	c := fastRetry(diskCfg(dir, ModeWriteAhead, FsyncAlways))
 	c.ShutdownTimeout = 100 * time.Millisecond
@@ -270,7 +270,7 @@ func testReplaysAfterRestart[T comparable](t *testing.T, ts testSignal[T]) {
 
 // testRefusesWhenFull: memory only, the next consumer stuck: once queue_size batches wait, the
 // next one is refused with a retryable ErrFull and counted per signal.
-func testRefusesWhenFull[T comparable](t *testing.T, ts testSignal[T]) {
+func testRefusesWhenFull[T any](t *testing.T, ts testSignal[T]) {
 	c := memCfg()
 	c.Threads, c.QueueSize, c.ShutdownTimeout = 1, 2, 100*time.Millisecond
 	release := make(chan struct{})
@@ -296,7 +296,7 @@ func testRefusesWhenFull[T comparable](t *testing.T, ts testSignal[T]) {
 
 // testDropsOldest: memory only with when_full drop_oldest: the oldest queued batch makes room and
 // is counted as dropped (reason full) under the signal's name.
-func testDropsOldest[T comparable](t *testing.T, ts testSignal[T]) {
+func testDropsOldest[T any](t *testing.T, ts testSignal[T]) {
 	c := memCfg()
 	c.Threads, c.QueueSize, c.WhenFull, c.ShutdownTimeout = 1, 2, WhenFullDropOldest, 100*time.Millisecond
 	release := make(chan struct{})

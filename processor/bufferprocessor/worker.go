@@ -14,110 +14,86 @@ import (
 func (p *bufferProcessor[T]) worker() {
 	defer p.wg.Done()
 	for {
-		batches, ok, err := p.q.take(int64(p.cfg.MaxBatchItems))
+		next, d, err := p.q.take(int64(p.cfg.MaxBatchItems))
 		if err != nil {
 			p.logger.Warn("Reading the disk buffer failed; retrying", zap.Error(err))
-			if len(batches) == 0 {
-				// take reports ok false with a read error; the worker stays, or a few disk errors
-				// would leave nobody to deliver.
-				if !p.pauseUntil(p.timing.readErrorWait, nil) {
-					return
-				}
-				continue
-			}
 		}
-		if !ok {
+		switch next {
+		case takeExit:
 			return
-		}
-		if len(batches) > 0 {
-			id := p.inFlight.begin(batches)
-			p.deliver(id, batches)
+		case takePause:
+			// The worker stays, or a few disk errors would leave nobody to deliver.
+			if !p.pauseUntil(p.timing.readErrorWait, nil) {
+				return
+			}
+		case takeDeliver:
+			id := p.inFlight.begin(d.batches)
+			p.deliver(id, &d)
 			p.inFlight.end(id)
 		}
 	}
 }
 
-// assemble decodes disk payloads and merges the batches into the one a delivery sends. Undecodable payloads
-// (checksum fine, protobuf not) are dropped and acknowledged.
-//
-// Every batch assemble makes is marked as owned by the pipeline, which makes its one reference
-// the buffer's (see batch): otherwise the next consumer's wrapper in the collector would take
-// ownership and release the batch after the first attempt, and a retry would send freed data.
-func (p *bufferProcessor[T]) assemble(batches []batch[T]) ([]batch[T], T) {
-	kept := batches[:0]
-	for _, b := range batches {
-		if b.payload != nil {
-			data, err := p.sig.unmarshal(b.payload)
-			if err != nil {
-				p.q.drop(b, reasonUndecodable)
+// assemble decodes the payloads of the batches d holds and returns the batch the delivery sends:
+// the one batch itself (its data and reference move to the delivery, see batch.go), or the batches
+// merged into a new one. Undecodable payloads (checksum fine, protobuf not) are dropped and
+// acknowledged; when none is left, d holds no batch and the delivery is over.
+func (p *bufferProcessor[T]) assemble(d *done[T]) batch[T] {
+	for i := 0; i < len(d.batches); {
+		if b := &d.batches[i]; b.form == formSerialized {
+			if err := p.refs().decode(b); err != nil {
+				d.drop(i, reasonUndecodable)
 				continue
 			}
-			p.sig.markOwned(data)
-			b.data, b.payload = data, nil
 		}
-		kept = append(kept, b)
+		i++
 	}
-	if len(kept) == 1 {
-		return kept, kept[0].data
+	switch len(d.batches) {
+	case 0:
+		return batch[T]{}
+	case 1:
+		return d.batches[0].moveOut()
 	}
-	merged := p.sig.newOwned()
-	for _, b := range kept {
-		p.sig.moveAll(b.data, merged)
+	merged := batch[T]{form: formDecoded, data: p.refs().newOwned()}
+	for _, b := range d.batches {
+		p.sig.moveAll(b.data, merged.data)
+		merged.items += b.items
+		merged.bytes += b.bytes
 	}
-	return kept, merged
+	return merged
 }
 
-// deliver sends the batches merged into one until the next consumer accepts it, it fails permanently, max_elapsed
-// runs out, or shutdown stops retries.
-func (p *bufferProcessor[T]) deliver(flight int, batches []batch[T]) {
-	batches, data := p.assemble(batches)
-	if len(batches) == 0 {
+// deliver sends what d holds to the next consumer until it accepts it, it fails permanently,
+// max_elapsed runs out, or shutdown stops retries; then it settles d.
+func (p *bufferProcessor[T]) deliver(flight int, d *done[T]) {
+	data := p.assemble(d)
+	if len(d.batches) == 0 {
 		return
 	}
-	if len(batches) == 1 {
-		// The delivery holds the batch's one reference from here (released with it): while the
-		// next consumer fails, deliverPart replaces the batch, and nothing may keep the old one.
-		batches[0].data = var0[T]()
-	}
-	items, size := p.markDispatched(batches)
-	// A single batch above maxDeliveryBytes (one huge ConsumeTraces call) goes in parts: a next consumer
-	// with a size limit (an OTLP/HTTP gateway: 8 MiB) would refuse it whole, permanently.
-	parts := []T{data}
+	items, size := p.markDispatched(d.batches)
+	// A single batch above maxDeliveryBytes (one huge ConsumeTraces call) goes in parts: a next
+	// consumer with a size limit (an OTLP/HTTP gateway: 8 MiB) would refuse it whole, permanently.
 	// The batches' sizes are known since push, so a normal delivery costs no size pass. Only a
 	// single batch can be larger: take merges up to maxDeliveryBytes.
+	parts := []batch[T]{data}
 	if size > maxDeliveryBytes {
-		parts = p.splitBySize(data, maxDeliveryBytes)
+		parts = p.splitParts(data, maxDeliveryBytes)
 	}
-	// A delivery in one part waits serialized between failed attempts (deliverPart); parts[0] is
-	// then its only holder. The rare delivery in parts stays decoded.
-	single := len(parts) == 1
-	if single {
-		data = var0[T]()
-	} else {
+	if len(parts) > 1 {
 		p.logger.Debug("Delivering a large batch in parts", zap.Int64(p.sig.field(), items), zap.Int("parts", len(parts)))
 	}
-	defer func() {
-		if single {
-			p.releaseDelivery(batches, parts[0])
-			return
-		}
-		p.releaseParts(parts, data)
-		p.releaseDelivery(batches, data)
-	}()
-	form := waitDecoded
-	if single {
-		form = waitSerialized
-	}
-	accepted, stopped := p.deliverParts(flight, batches, parts, form)
-	if stopped {
+	defer p.refs().releaseAll(parts) // once d is settled below: nothing of the delivery is read again
+	res := p.deliverParts(flight, parts)
+	if res.outcome == deliveryStopped {
+		p.saveRest(d, parts, res.stoppedAt)
 		return
 	}
-	p.finish(batches)
-	if !accepted {
+	d.delivered()
+	if res.outcome != deliveryAccepted {
 		return // processor_buffer_time is the time to the next consumer's acceptance
 	}
 	now := p.timing.clock.Now()
-	for _, b := range batches {
+	for _, b := range d.batches {
 		p.tel.ProcessorBufferTime.Record(p.ctx, now.Sub(b.enqueued).Seconds(), p.attrs)
 	}
 }
@@ -143,31 +119,57 @@ func (p *bufferProcessor[T]) markDispatched(batches []batch[T]) (items, size int
 	return items, size
 }
 
-// deliverParts delivers the parts in order; accepted: every part was accepted whole; stopped:
-// shutdown stopped the delivery, and what was not delivered went to disk (or is counted as lost
-// without storage).
-func (p *bufferProcessor[T]) deliverParts(flight int, batches []batch[T], parts []T, form waitForm) (accepted, stopped bool) {
-	accepted = true
+// deliveryOutcome is how a delivery's parts went.
+type deliveryOutcome int
+
+const (
+	deliveryAccepted deliveryOutcome = iota // every part accepted whole
+	deliveryDropped                         // some items dropped (refused permanently, max_elapsed): counted and logged
+	deliveryStopped                         // shutdown stopped it
+)
+
+type deliveryResult struct {
+	outcome   deliveryOutcome
+	stoppedAt int // deliveryStopped: the first part not delivered whole
+}
+
+// deliverParts delivers the parts in order. A delivery in one part waits serialized between failed
+// attempts; the rare delivery in parts stays decoded.
+func (p *bufferProcessor[T]) deliverParts(flight int, parts []batch[T]) deliveryResult {
+	form := waitDecoded
+	if len(parts) == 1 {
+		form = waitSerialized
+	}
+	res := deliveryResult{outcome: deliveryAccepted}
 	for i := range parts {
 		switch p.deliverPart(flight, &parts[i], form) {
 		case partStopped:
-			rest := p.mergeParts(parts[i:])
-			progress := nothingDelivered
-			if i > 0 {
-				progress = partlyDelivered
-			}
-			lost := p.q.abandon(batches, rest, progress)
-			p.lostAtShutdown.Add(lost)
-			p.keptAtShutdown.Add(p.sig.items(rest) - lost)
-			if len(parts)-i > 1 {
-				p.sig.unref(rest) // merged here
-			}
-			return false, true
+			return deliveryResult{outcome: deliveryStopped, stoppedAt: i}
 		case partDropped:
-			accepted = false
+			res.outcome = deliveryDropped
 		}
 	}
-	return accepted, false
+	return res
+}
+
+// saveRest settles a delivery that shutdown stopped at parts[from]: what the next consumer did not
+// get goes to disk with storage, or is counted as lost without (done.stopped).
+func (p *bufferProcessor[T]) saveRest(d *done[T], parts []batch[T], from int) {
+	left := make([]T, 0, len(parts)-from)
+	for _, part := range parts[from:] {
+		left = append(left, part.data)
+	}
+	rest := p.mergeParts(left)
+	progress := nothingDelivered
+	if from > 0 {
+		progress = partlyDelivered
+	}
+	lost := d.stopped(rest, progress)
+	p.lostAtShutdown.Add(lost)
+	p.keptAtShutdown.Add(p.sig.items(rest) - lost)
+	if len(left) > 1 {
+		p.refs().releaseData(rest) // merged here
+	}
 }
 
 // partOutcome is how the delivery of one part ended.
@@ -177,50 +179,52 @@ const (
 	partAccepted partOutcome = iota
 	partDropped              // all or some of it refused permanently, or max_elapsed ran out: counted and logged
 	partStopped              // shutdown stopped it
+	// partRetrying is not an end: an attempt failed with a retryable error (attemptOutcome only).
+	partRetrying
 )
 
 // waitForm is how a part waits between failed attempts.
 type waitForm int
 
 const (
-	waitDecoded    waitForm = iota // one of several parts: parts stay decoded (they share the merged batch)
+	waitDecoded    waitForm = iota // one of several parts: parts stay decoded
 	waitSerialized                 // a delivery in one part: serialized, so the GC does not mark it again and again
 )
 
 // partRetry is one part's delivery across its attempts.
-type partRetry[T comparable] struct {
-	flight  int // the delivery's id in inFlight
-	data    *T  // the part; a new batch (the same items) after waiting serialized
+type partRetry[T any] struct {
+	flight  int       // the delivery's id in inFlight
+	part    *batch[T] // decoded when an attempt is made; serialized while it waits (waitSerialized)
 	form    waitForm
 	items   int64
 	start   time.Time
 	attempt attempt // the next attempt's kind
 }
 
-// deliverPart sends *data until the next consumer accepts it, it fails permanently or max_elapsed
-// runs out (both dropped and counted), or shutdown stops retries.
-func (p *bufferProcessor[T]) deliverPart(flight int, data *T, form waitForm) partOutcome {
-	r := &partRetry[T]{flight: flight, data: data, form: form, items: p.sig.items(*data), start: p.timing.clock.Now()}
+// deliverPart sends the part until the next consumer accepts it, it fails permanently or
+// max_elapsed runs out (both dropped and counted), or shutdown stops retries.
+func (p *bufferProcessor[T]) deliverPart(flight int, part *batch[T], form waitForm) partOutcome {
+	r := &partRetry[T]{flight: flight, part: part, form: form, items: p.sig.items(part.data), start: p.timing.clock.Now()}
 	bo := newBackoff(p.cfg.Retry)
 	headDropped := false // a probe's items were refused permanently: the part is not accepted whole
 	for {
 		var err error
 		if r.attempt == attemptProbe && r.items > probeItems && !p.sig.probeWhole() {
 			var outcome headOutcome
-			switch outcome, err = p.probeWithHead(data); outcome {
+			switch outcome, err = p.probeWithHead(part); outcome {
 			case headAccepted, headRefused:
 				headDropped = headDropped || outcome == headRefused
 				// The next consumer answered (it is back, or refused those items for good): the
 				// rest of the batch is tried at once.
-				r.items, r.attempt = p.sig.items(*data), attemptOrdinary
+				r.items, r.attempt = p.sig.items(part.data), attemptOrdinary
 				continue
 			case headStopped:
 				return partStopped
 			}
 			// headFailed: the probe failed with a retryable error; the batch waits as below.
 		} else {
-			err = p.next(p.deliverCtx, *data)
-			if outcome, done := p.attemptOutcome(r, err, headDropped); done {
+			err = p.next(p.deliverCtx, part.data)
+			if outcome := p.attemptOutcome(r, err, headDropped); outcome != partRetrying {
 				return outcome
 			}
 		}
@@ -234,31 +238,34 @@ func (p *bufferProcessor[T]) deliverPart(flight int, data *T, form waitForm) par
 			return partDropped
 		}
 		p.tel.ProcessorBufferRetries.Add(p.ctx, 1, p.attrs)
-		if outcome := p.awaitRetry(r, wait, recovered); outcome != partAccepted {
-			return outcome
+		switch p.awaitRetry(r, wait, recovered) {
+		case retryStopped:
+			return partStopped
+		case retryGaveUp:
+			return partDropped
 		}
 	}
 }
 
-// attemptOutcome ends a part's delivery after an attempt that returned err, unless the error is
-// retryable (done false).
-func (p *bufferProcessor[T]) attemptOutcome(r *partRetry[T], err error, headDropped bool) (outcome partOutcome, done bool) {
+// attemptOutcome is how an attempt that returned err ends the part's delivery, or partRetrying
+// when the error is retryable.
+func (p *bufferProcessor[T]) attemptOutcome(r *partRetry[T], err error, headDropped bool) partOutcome {
 	switch {
 	case err != nil && p.deliverCtx.Err() != nil:
 		// Shutdown's deadline cancelled the delivery: whatever the error says (permanent, or
 		// max_elapsed running out now), the batch goes to disk when there is storage.
-		return partStopped, true
+		return partStopped
 	case err == nil:
 		p.accepted(r.items, r.attempt)
 		if headDropped {
-			return partDropped, true
+			return partDropped
 		}
-		return partAccepted, true
+		return partAccepted
 	case consumererror.IsPermanent(err):
 		p.refused(r.items, r.attempt, err)
-		return partDropped, true
+		return partDropped
 	}
-	return partAccepted, false
+	return partRetrying
 }
 
 // probeItems bounds what a probe sends (spans, log records; a metric batch is probed whole:
@@ -278,11 +285,11 @@ const (
 	headStopped                     // shutdown: back in the batch
 )
 
-// probeWithHead makes the circuit breaker's probe with the first probeItems items of *data instead
-// of the whole batch. Items that go back to *data go back to its front: the batch keeps its order.
-func (p *bufferProcessor[T]) probeWithHead(data *T) (headOutcome, error) {
-	head := p.sig.moveLeading(*data, probeItems)
-	defer p.sig.unref(head)
+// probeWithHead makes the circuit breaker's probe with the first probeItems items of the part
+// instead of all of it. Items that go back to the part go back to its front: it keeps its order.
+func (p *bufferProcessor[T]) probeWithHead(part *batch[T]) (headOutcome, error) {
+	head := p.refs().split(part.data, probeItems)
+	defer p.refs().releaseData(head)
 	n := p.sig.items(head)
 	err := p.next(p.deliverCtx, head)
 	switch {
@@ -290,13 +297,13 @@ func (p *bufferProcessor[T]) probeWithHead(data *T) (headOutcome, error) {
 		p.accepted(n, attemptProbe)
 		return headAccepted, nil
 	case p.deliverCtx.Err() != nil:
-		p.putBack(head, *data)
+		p.putBack(head, part.data)
 		return headStopped, err
 	case consumererror.IsPermanent(err):
 		p.refused(n, attemptProbe, err)
 		return headRefused, err
 	}
-	p.putBack(head, *data)
+	p.putBack(head, part.data)
 	return headFailed, err
 }
 
@@ -342,45 +349,53 @@ func (p *bufferProcessor[T]) attemptFailed(a attempt) <-chan struct{} {
 	return recovered
 }
 
-// awaitRetry waits for the part's next attempt: its own backoff (wait, cut short when a probe
-// succeeds: recovered), then its turn with the circuit breaker, the part serialized meanwhile when
-// r.form says so. It sets r.attempt and returns partAccepted to make it, partStopped (shutdown) or
-// partDropped (max_elapsed ran out waiting for a turn, or the serialized part does not decode;
-// counted).
-func (p *bufferProcessor[T]) awaitRetry(r *partRetry[T], wait time.Duration, recovered <-chan struct{}) partOutcome {
-	var payload []byte
-	if r.form == waitSerialized {
-		payload = p.spillBatch(r.data)
+// retryTurn is how a part's wait for its next attempt ended.
+type retryTurn int
+
+const (
+	retryNow     retryTurn = iota // make the attempt r.attempt says
+	retryStopped                  // shutdown stopped retries
+	// retryGaveUp: dropped and counted: max_elapsed ran out waiting for a turn, or the part,
+	// serialized while it waited, does not decode.
+	retryGaveUp
+)
+
+// awaitRetry waits for the part's next attempt (waitForTurn), the part serialized meanwhile when
+// r.form says so, and sets r.attempt.
+func (p *bufferProcessor[T]) awaitRetry(r *partRetry[T], wait time.Duration, recovered <-chan struct{}) retryTurn {
+	serialized := r.form == waitSerialized && p.spillPart(r.part)
+	turn := p.waitForTurn(r, wait, recovered)
+	if serialized {
+		if err := p.refs().decode(r.part); err != nil {
+			p.breaker.abandonProbe(r.attempt)
+			p.countDrop(reasonUndecodable, r.items)
+			p.logger.Error("Dropping "+p.sig.unit()+": a batch serialized while the next consumer failed does not decode", zap.Int64(p.sig.field(), r.items), zap.Error(err))
+			return retryGaveUp
+		}
 	}
-	outcome := partAccepted
+	return turn
+}
+
+// waitForTurn waits out the part's own backoff (wait, cut short when a probe succeeds:
+// recovered), then its turn with the circuit breaker, and sets r.attempt.
+func (p *bufferProcessor[T]) waitForTurn(r *partRetry[T], wait time.Duration, recovered <-chan struct{}) retryTurn {
 	wake := recovered
 	r.attempt = attemptOrdinary
 	for {
 		if !p.pauseUntil(wait, wake) {
-			outcome = partStopped
-			break
+			return retryStopped
 		}
-		ok, a, w, closed := p.breaker.turn()
-		if ok {
-			r.attempt = a
-			break
+		g := p.breaker.turn()
+		if g.granted {
+			r.attempt = g.attempt
+			return retryNow
 		}
 		if maxElapsed := p.cfg.Retry.MaxElapsed; maxElapsed > 0 && p.timing.clock.Now().Sub(r.start) >= maxElapsed {
 			p.countExhausted(r.items, errors.New("the next consumer kept failing"))
-			outcome = partDropped
-			break
+			return retryGaveUp
 		}
-		wait, wake = w, closed
+		wait, wake = g.wait, g.closed
 	}
-	if payload != nil {
-		if err := p.restoreBatch(r.data, payload); err != nil {
-			p.breaker.abandonProbe(r.attempt)
-			p.countDrop(reasonUndecodable, r.items)
-			p.logger.Error("Dropping "+p.sig.unit()+": a batch serialized while the next consumer failed does not decode", zap.Int64(p.sig.field(), r.items), zap.Error(err))
-			return partDropped
-		}
-	}
-	return outcome
 }
 
 // pauseUntil waits d, or until wake is closed (nil: never); false when retries are stopped
@@ -398,45 +413,13 @@ func (p *bufferProcessor[T]) pauseUntil(d time.Duration, wake <-chan struct{}) b
 	}
 }
 
-// spillBatch serializes *data and gives back its reference, so that the batch's memory can go
-// while a retry waits; nil (data kept) if it cannot be serialized.
-func (p *bufferProcessor[T]) spillBatch(data *T) []byte {
-	payload, err := p.sig.marshal(*data)
+// spillPart serializes the part and gives back its reference, so that its memory can go while a
+// retry waits; false (the part stays decoded) when it cannot be serialized.
+func (p *bufferProcessor[T]) spillPart(part *batch[T]) bool {
+	payload, err := p.sig.marshal(part.data)
 	if err != nil {
-		return nil
+		return false
 	}
-	p.sig.unref(*data)
-	*data = var0[T]()
-	return payload
-}
-
-// restoreBatch decodes what spillBatch serialized into *data, a batch owned by the buffer (see
-// assemble). The same bytes decode to the same batch: the retry sends what the failed attempt sent.
-func (p *bufferProcessor[T]) restoreBatch(data *T, payload []byte) error {
-	d, err := p.sig.unmarshal(payload)
-	if err != nil {
-		return err
-	}
-	p.sig.markOwned(d)
-	*data = d
-	return nil
-}
-
-// releaseDelivery gives back the references of a delivery's batches and of the batch merged from
-// them (see batch and assemble): once the delivery is over, nothing of it is read again.
-func (p *bufferProcessor[T]) releaseDelivery(batches []batch[T], data T) {
-	if data != var0[T]() {
-		p.sig.unref(data)
-	}
-	for i := range batches {
-		batches[i].release(p.sig)
-	}
-}
-
-// finish acknowledges batches that left the buffer.
-func (p *bufferProcessor[T]) finish(batches []batch[T]) {
-	if err := p.q.ack(batches); err != nil {
-		// The records will be delivered again after a restart: duplicates, never a loss.
-		p.logger.Warn("Acknowledging records in the disk buffer failed", zap.Error(err))
-	}
+	p.refs().toSerialized(part, payload)
+	return true
 }
