@@ -82,7 +82,6 @@ func (p *bufferProcessor[T]) registerGauges() error {
 	if p.log != nil {
 		capacity := p.cfg.Storage.Get().CapacityMiB << 20
 		errs = append(errs,
-			p.tel.RegisterProcessorBufferDiskBatchesCallback(observe(func() int64 { return p.log.Unread().Records })),
 			p.items.registerDisk(observe(func() int64 { return p.log.Unread().Items })),
 			p.tel.RegisterProcessorBufferDiskBytesCallback(observe(p.log.SizeBytes)),
 			p.tel.RegisterProcessorBufferDiskCapacityCallback(observe(func() int64 { return capacity })),

@@ -32,7 +32,6 @@ type TelemetryBuilder struct {
 	ProcessorBufferDeliveredLogRecords       metric.Int64Counter
 	ProcessorBufferDeliveredMetricPoints     metric.Int64Counter
 	ProcessorBufferDeliveredSpans            metric.Int64Counter
-	ProcessorBufferDiskBatches               metric.Int64ObservableGauge
 	ProcessorBufferDiskBytes                 metric.Int64ObservableGauge
 	ProcessorBufferDiskCapacity              metric.Int64ObservableGauge
 	ProcessorBufferDiskLogRecords            metric.Int64ObservableGauge
@@ -75,21 +74,6 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
-}
-
-// RegisterProcessorBufferDiskBatchesCallback sets callback for observable ProcessorBufferDiskBatches metric.
-func (builder *TelemetryBuilder) RegisterProcessorBufferDiskBatchesCallback(cb metric.Int64Callback) error {
-	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		cb(ctx, &observerInt64{inst: builder.ProcessorBufferDiskBatches, obs: o})
-		return nil
-	}, builder.ProcessorBufferDiskBatches)
-	if err != nil {
-		return err
-	}
-	builder.mu.Lock()
-	defer builder.mu.Unlock()
-	builder.registrations = append(builder.registrations, reg)
-	return nil
 }
 
 // RegisterProcessorBufferDiskBytesCallback sets callback for observable ProcessorBufferDiskBytes metric.
@@ -422,12 +406,6 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_processor_buffer_delivered_spans",
 		metric.WithDescription("Spans the next consumer accepted. [Development]"),
 		metric.WithUnit("{span}"),
-	)
-	errs = errors.Join(errs, err)
-	builder.ProcessorBufferDiskBatches, err = builder.meter.Int64ObservableGauge(
-		"otelcol_processor_buffer_disk_batches",
-		metric.WithDescription("Batches written to the disk log and not yet read by a worker. [Development]"),
-		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ProcessorBufferDiskBytes, err = builder.meter.Int64ObservableGauge(
