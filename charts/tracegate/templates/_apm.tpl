@@ -34,10 +34,10 @@ service:
       exporters: [elasticsearch]
 {{- end }}
 
-{{/* The config with the APM overlay merged over it (a dict in, a dict out). In statefulset mode
-     with a disk buffer the connector's open windows go to <the buffer's directory>/apm, on the
-     pod's claim, as configs/elasticsearch/apm-durable.yaml; otherwise they stay in memory, as
-     apm.yaml. Call with (dict "cfg" $cfg "Values" .Values). */}}
+{{/* The APM overlay merged into .cfg (a dict, changed in place). In statefulset mode with a disk
+     buffer the connector's open windows go to <the buffer's directory>/apm, on the pod's claim, as
+     configs/elasticsearch/apm-durable.yaml; otherwise they stay in memory, as apm.yaml. Call with
+     (dict "cfg" $cfg "Values" .Values). */}}
 {{- define "tracegate.withAPM" -}}
 {{- $cfg := .cfg }}
 {{- $overlay := include "tracegate.apmOverlay" . | fromYaml }}
@@ -45,5 +45,5 @@ service:
 {{- if and (eq .Values.mode "statefulset") $dir }}
 {{- $_ := set $overlay.connectors "apmmetrics" (dict "aggregation" (dict "directory" (printf "%s/apm" (trimSuffix "/" $dir)))) }}
 {{- end }}
-{{- toYaml (mergeOverwrite $cfg $overlay) }}
+{{- include "tracegate.merge" (dict "dst" $cfg "src" $overlay) }}
 {{- end }}

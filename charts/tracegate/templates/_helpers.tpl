@@ -78,9 +78,23 @@ app.kubernetes.io/component: {{ include "tracegate.component" . }}
 {{- if and (eq .Values.mode "statefulset") .Values.bufferStorage.statefulset.enabled (kindIs "map" $buffer) (not (get $buffer "storage")) }}true{{ end }}
 {{- end }}
 
+{{/* Merges .src into .dst (dicts; .dst is changed) as the collector merges a further --config:
+     maps key by key, anything else (lists, scalars, null) replaced. */}}
+{{- define "tracegate.merge" -}}
+{{- $dst := .dst }}
+{{- range $k, $v := .src }}
+{{- if and (kindIs "map" $v) (kindIs "map" (get $dst $k)) }}
+{{- include "tracegate.merge" (dict "dst" (get $dst $k) "src" $v) }}
+{{- else }}
+{{- $_ := set $dst $k $v }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/* The config the pods run, as YAML: config, plus the default disk buffer (defaultDiskBuffer)
      with 90 % of the claim's size as the log's capacity (segments and the index need the rest),
-     plus the Kibana APM pipeline when apm.enabled (tracegate.withAPM, _apm.tpl). */}}
+     then, as a further --config file would be, the Kibana APM pipeline when apm.enabled
+     (tracegate.withAPM, _apm.tpl). */}}
 {{- define "tracegate.effectiveConfig" -}}
 {{- $cfg := deepCopy (.Values.config | default dict) }}
 {{- if include "tracegate.defaultDiskBuffer" . }}
@@ -88,11 +102,11 @@ app.kubernetes.io/component: {{ include "tracegate.component" . }}
 {{- $mib := divf (mulf $bytes 0.9) 1048576 | floor | int64 }}
 {{- $_ := set $cfg.processors.buffer "storage" (dict "directory" "${env:TRACEGATE_BUFFER_DIR}" "mode" "overflow" "capacity_mib" $mib) }}
 {{- end }}
+{{- $args := dict "cfg" $cfg "Values" .Values }}
 {{- if (.Values.apm | default dict).enabled }}
-{{- include "tracegate.withAPM" (dict "cfg" $cfg "Values" .Values) }}
-{{- else }}
-{{- toYaml $cfg }}
+{{- include "tracegate.withAPM" $args }}
 {{- end }}
+{{- toYaml $cfg }}
 {{- end }}
 
 {{/* "true" when the effective config gives the buffer processor a disk log. */}}
