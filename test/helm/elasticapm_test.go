@@ -66,17 +66,28 @@ func TestElasticAPMReceiver(t *testing.T) {
 }
 
 // TestElasticAPMExamples: every example keeps the elasticapm receiver in its three pipelines (an
-// example that lists the traces pipeline's receivers itself lists it too) and its port.
+// example that lists the traces pipeline's receivers itself lists it too) and its port, except a
+// Kafka gateway, which reads Kafka only and serves no receiver port (TestKafkaFollowsConfigs): its
+// agents take what Elastic APM agents send.
 func TestElasticAPMExamples(t *testing.T) {
 	for _, name := range exampleCases(t) {
 		t.Run(name, func(t *testing.T) {
-			out, err := render(t, readValues(t, filepath.Join(examplesDir, name, "values.yaml")))
+			vals := readValues(t, filepath.Join(examplesDir, name, "values.yaml"))
+			out, err := render(t, vals)
 			if err != nil {
 				t.Fatalf("render: %v", err)
 			}
 			o := decodeAll(t, manifests(out))
 			if len(o.configMaps) != 1 {
 				t.Fatalf("%d ConfigMaps, want the config's only", len(o.configMaps))
+			}
+			if dig(vals, "kafka", "role") == "gateway" {
+				for _, s := range o.services {
+					if slices.ContainsFunc(s.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == "elasticapm" }) {
+						t.Errorf("Kafka gateway: Service %s has the port elasticapm", s.Name)
+					}
+				}
+				return
 			}
 			checkElasticAPMConfig(t, values(t, o.configMaps[0].Data["config.yaml"]))
 			for _, s := range o.services {

@@ -93,8 +93,9 @@ app.kubernetes.io/component: {{ include "tracegate.component" . }}
 
 {{/* The config the pods run, as YAML: config, plus the default disk buffer (defaultDiskBuffer)
      with 90 % of the claim's size as the log's capacity (segments and the index need the rest),
-     then, as a further --config file would be, the Kibana APM pipeline when apm.enabled
-     (tracegate.withAPM, _apm.tpl). */}}
+     then, in this order as further --config files would be: the Kibana APM pipeline when
+     apm.enabled (tracegate.withAPM, _apm.tpl), the Kafka tier of kafka.role (tracegate.withKafka,
+     _kafka.tpl). */}}
 {{- define "tracegate.effectiveConfig" -}}
 {{- $cfg := deepCopy (.Values.config | default dict) }}
 {{- if include "tracegate.defaultDiskBuffer" . }}
@@ -105,6 +106,9 @@ app.kubernetes.io/component: {{ include "tracegate.component" . }}
 {{- $args := dict "cfg" $cfg "Values" .Values }}
 {{- if (.Values.apm | default dict).enabled }}
 {{- include "tracegate.withAPM" $args }}
+{{- end }}
+{{- if include "tracegate.kafkaRole" . }}
+{{- include "tracegate.withKafka" $args }}
 {{- end }}
 {{- toYaml $cfg }}
 {{- end }}
@@ -223,6 +227,36 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- fail (printf "apm.enabled needs the otel mapping (Kibana's APM UI reads the otel data streams), but config.processors.elasticmapping.mode is %q" $mapping) }}
 {{- end }}
 {{- end }}
+{{- /* The Kafka tier. */}}
+{{- $kafka := .Values.kafka | default dict }}
+{{- $role := include "tracegate.kafkaRole" . }}
+{{- if $role }}
+{{- if not .Values.configMap.create }}
+{{- fail (printf "kafka.role %s renders configs/kafka/%s.yaml into the chart's ConfigMap, but configMap.create is false: put that file's settings into your own ConfigMap instead, or set configMap.create: true" $role $role) }}
+{{- end }}
+{{- if and (eq $role "agent") (.Values.apm | default dict).enabled }}
+{{- fail "kafka.role agent with apm.enabled: the agents only buffer and forward to Kafka; enable apm on the gateways (kafka.role gateway)" }}
+{{- end }}
+{{- if eq $role "agent" }}
+{{- $procs := dig "processors" nil (.Values.config | default dict) | default dict }}
+{{- range $p := list "memory_limiter" "buffer" }}
+{{- if not (hasKey $procs $p) }}
+{{- fail (printf "kafka.role agent: the pipelines run the processor %s, which config.processors does not have" $p) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- with $kafka.tls }}
+{{- if and (not .enabled) (or .ca.secretName .clientCert.secretName) }}
+{{- fail "kafka.tls.ca.secretName or kafka.tls.clientCert.secretName is set but kafka.tls.enabled is false: set kafka.tls.enabled: true, or remove the Secret names" }}
+{{- end }}
+{{- if and .enabled (not $role) }}
+{{- fail "kafka.tls.enabled without kafka.role: set kafka.role to agent or gateway" }}
+{{- end }}
+{{- end }}
+{{- if and $kafka.sasl $kafka.sasl.mechanism (not $role) }}
+{{- fail "kafka.sasl.mechanism without kafka.role: set kafka.role to agent or gateway" }}
+{{- end }}
 {{- /* Autoscaling. */}}
 {{- if .Values.autoscaling.enabled }}
 {{- if eq $mode "daemonset" }}
@@ -271,10 +305,21 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- end }}
 {{- end }}
 
-{{/* Container ports of the enabled ports; hostPort in daemonset mode only. */}}
+{{/* "true" when the port is served (call with (list $ $name $port)): enabled, and not the port
+     of a receiver that kafka.role gateway takes out of the pipelines (the gateway reads Kafka
+     only, so no client can reach it there); `metrics` and ports added in values stay. */}}
+{{- define "tracegate.portServed" -}}
+{{- $root := index . 0 }}
+{{- $name := index . 1 }}
+{{- $port := index . 2 }}
+{{- $receiverPorts := list "otlp" "otlp-http" "zipkin" "jaeger-grpc" "jaeger-thrift" "jaeger-compact" "jaeger-binary" "ddtrace" "elasticapm" }}
+{{- if and $port.enabled (not (and (eq (include "tracegate.kafkaRole" $root) "gateway") (has $name $receiverPorts))) }}true{{ end }}
+{{- end }}
+
+{{/* Container ports of the served ports; hostPort in daemonset mode only. */}}
 {{- define "tracegate.containerPorts" -}}
 {{- range $name, $port := .Values.ports }}
-{{- if $port.enabled }}
+{{- if include "tracegate.portServed" (list $ $name $port) }}
 - name: {{ $name }}
   containerPort: {{ $port.containerPort }}
   protocol: {{ $port.protocol | default "TCP" }}

@@ -124,6 +124,9 @@ containers:
       {{- with include "tracegate.esEnv" . }}
       {{- . | trim | nindent 6 }}
       {{- end }}
+      {{- if include "tracegate.kafkaRole" . }}
+      {{- include "tracegate.kafkaEnv" . | trim | nindent 6 }}
+      {{- end }}
       {{- with .Values.extraEnvs }}
       {{- toYaml . | nindent 6 }}
       {{- end }}
@@ -155,6 +158,9 @@ containers:
       - name: {{ .Values.bufferStorage.volumeName }}
         mountPath: {{ .Values.bufferStorage.mountPath }}
       {{- end }}
+      {{- with include "tracegate.kafkaTLSVolumes" (dict "Values" .Values "mounts" true) }}
+      {{- . | trim | nindent 6 }}
+      {{- end }}
       {{- with .Values.extraVolumeMounts }}
       {{- toYaml . | nindent 6 }}
       {{- end }}
@@ -168,6 +174,9 @@ volumes:
       items:
         - key: config.yaml
           path: config.yaml
+  {{- with include "tracegate.kafkaTLSVolumes" (dict "Values" .Values "mounts" false) }}
+  {{- . | trim | nindent 2 }}
+  {{- end }}
   {{- with .Values.extraVolumes }}
   {{- toYaml . | nindent 2 }}
   {{- end }}

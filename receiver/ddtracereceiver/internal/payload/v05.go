@@ -89,6 +89,8 @@ func dictString(b []byte, dict []string) (string, []byte, error) {
 	return dict[i], rest, nil
 }
 
+// readV05Span reads one span: [service, name, resource, trace_id, span_id, parent_id, start,
+// duration, error, meta, metrics, type].
 func (r *reader) readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
 	n, b, err := arrayHeader(b)
 	if err != nil {
@@ -97,6 +99,27 @@ func (r *reader) readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
 	if n != v05SpanFields {
 		return b, errors.New("encoded span needs exactly 12 elements in array")
 	}
+	if b, err = readV05Names(b, dict, s); err != nil {
+		return b, err
+	}
+	if b, err = readV05Numbers(b, s); err != nil {
+		return b, err
+	}
+	if b, err = r.readV05Meta(b, dict, s); err != nil {
+		return b, err
+	}
+	if b, err = r.readV05Metrics(b, dict, s); err != nil {
+		return b, err
+	}
+	if s.Type, b, err = dictString(b, dict); err != nil {
+		return b, fmt.Errorf("type: %w", err)
+	}
+	return b, nil
+}
+
+// readV05Names reads the span's service, name and resource.
+func readV05Names(b []byte, dict []string, s *Span) ([]byte, error) {
+	var err error
 	if s.Service, b, err = dictString(b, dict); err != nil {
 		return b, fmt.Errorf("service: %w", err)
 	}
@@ -106,6 +129,12 @@ func (r *reader) readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
 	if s.Resource, b, err = dictString(b, dict); err != nil {
 		return b, fmt.Errorf("resource: %w", err)
 	}
+	return b, nil
+}
+
+// readV05Numbers reads the span's ids, times and error flag.
+func readV05Numbers(b []byte, s *Span) ([]byte, error) {
+	var err error
 	if s.TraceID, b, err = readUint64(b); err != nil {
 		return b, fmt.Errorf("trace_id: %w", err)
 	}
@@ -124,43 +153,53 @@ func (r *reader) readV05Span(b []byte, dict []string, s *Span) ([]byte, error) {
 	if s.Error, b, err = readInt32(b); err != nil {
 		return b, fmt.Errorf("error: %w", err)
 	}
-	var m int
-	if m, b, err = mapHeader(b); err != nil {
+	return b, nil
+}
+
+// readV05Meta reads the span's meta map, keys and values both dictionary indexes.
+func (r *reader) readV05Meta(b []byte, dict []string, s *Span) ([]byte, error) {
+	m, b, err := mapHeader(b)
+	if err != nil {
 		return b, fmt.Errorf("meta: %w", err)
 	}
-	if m > 0 {
-		if err := r.charge(m, sizeKV); err != nil {
-			return b, fmt.Errorf("meta: %w", err)
+	if m == 0 {
+		return b, nil
+	}
+	if err := r.charge(m, sizeKV); err != nil {
+		return b, fmt.Errorf("meta: %w", err)
+	}
+	s.Meta = r.kvSlice(m)
+	for i := range s.Meta {
+		if s.Meta[i].Key, b, err = dictString(b, dict); err != nil {
+			return b, fmt.Errorf("meta key: %w", err)
 		}
-		s.Meta = r.kvSlice(m)
-		for i := range s.Meta {
-			if s.Meta[i].Key, b, err = dictString(b, dict); err != nil {
-				return b, fmt.Errorf("meta key: %w", err)
-			}
-			if s.Meta[i].Value, b, err = dictString(b, dict); err != nil {
-				return b, fmt.Errorf("meta value: %w", err)
-			}
+		if s.Meta[i].Value, b, err = dictString(b, dict); err != nil {
+			return b, fmt.Errorf("meta value: %w", err)
 		}
 	}
-	if m, b, err = mapHeader(b); err != nil {
+	return b, nil
+}
+
+// readV05Metrics reads the span's metrics map: dictionary indexes to floats.
+func (r *reader) readV05Metrics(b []byte, dict []string, s *Span) ([]byte, error) {
+	m, b, err := mapHeader(b)
+	if err != nil {
 		return b, fmt.Errorf("metrics: %w", err)
 	}
-	if m > 0 {
-		if err := r.charge(m, sizeKF); err != nil {
-			return b, fmt.Errorf("metrics: %w", err)
-		}
-		s.Metrics = r.kfSlice(m)
-		for i := range s.Metrics {
-			if s.Metrics[i].Key, b, err = dictString(b, dict); err != nil {
-				return b, fmt.Errorf("metrics key: %w", err)
-			}
-			if s.Metrics[i].Value, b, err = readFloat64(b); err != nil {
-				return b, fmt.Errorf("metrics value: %w", err)
-			}
-		}
+	if m == 0 {
+		return b, nil
 	}
-	if s.Type, b, err = dictString(b, dict); err != nil {
-		return b, fmt.Errorf("type: %w", err)
+	if err := r.charge(m, sizeKF); err != nil {
+		return b, fmt.Errorf("metrics: %w", err)
+	}
+	s.Metrics = r.kfSlice(m)
+	for i := range s.Metrics {
+		if s.Metrics[i].Key, b, err = dictString(b, dict); err != nil {
+			return b, fmt.Errorf("metrics key: %w", err)
+		}
+		if s.Metrics[i].Value, b, err = readFloat64(b); err != nil {
+			return b, fmt.Errorf("metrics value: %w", err)
+		}
 	}
 	return b, nil
 }

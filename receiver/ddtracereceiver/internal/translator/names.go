@@ -14,71 +14,94 @@ import (
 // names (as contrib's processSpanByName does) and sets the attributes those names imply. Any other
 // operation name is kept.
 func spanName(s *payload.Span, span ptrace.Span, attrs pcommon.Map) string {
-	meta := func(keys ...string) string {
-		for _, k := range keys {
-			if v, ok := s.MetaValue(k); ok && v != "" {
-				return v
-			}
-		}
-		return ""
-	}
+	var name string
 	switch s.Name {
 	case "http.request", "servlet.request", "web.request":
-		method := meta("http.method", string(semconv.HTTPRequestMethodKey))
-		if method == "" {
-			return s.Name
-		}
-		if route := meta("http.route"); route != "" {
-			return joinOrReuse(s.Resource, method, " ", route)
-		}
-		return method
+		name = httpSpanName(s)
 	case "spring.handler":
 		span.SetKind(ptrace.SpanKindInternal)
-		if s.Resource != "" {
-			return s.Resource
-		}
-		return s.Name
+		name = s.Resource
 	case "postgresql.query", "redis.query":
-		if summary := meta(string(semconv.DBQuerySummaryKey)); summary != "" {
-			return summary
-		}
-		if op := meta("db.operation", string(semconv.DBOperationNameKey)); op != "" {
-			if target := meta("db.instance", string(semconv.DBNamespaceKey), "peer.hostname"); target != "" {
-				return op + " " + target
-			}
-			return op
-		}
-		if system := meta("db.type", "db.system"); system != "" {
-			return system
-		}
-		return s.Name
+		name = dbSpanName(s)
 	case "grpc.server", "grpc.client":
-		service, method := meta("rpc.service"), meta("rpc.method")
-		if service == "" || method == "" {
-			full := strings.TrimPrefix(meta("rpc.grpc.full_method", "grpc.method.name"), "/")
-			if full == "" {
-				full = strings.TrimPrefix(s.Resource, "/")
-			}
-			if i := strings.LastIndexByte(full, '/'); i > 0 {
-				service, method = full[:i], full[i+1:]
-			}
-		}
-		if service == "" || method == "" {
-			return s.Name
-		}
-		attrs.PutStr(string(semconv.RPCSystemNameKey), "grpc")
-		attrs.PutStr(keyRPCService, service)
-		attrs.PutStr(string(semconv.RPCMethodKey), method)
-		return service + "/" + method
+		name = grpcSpanName(s, attrs)
 	case "aws.request", "aws.command":
-		service, op := meta("aws.service", "aws_service"), meta("aws.operation")
-		if service == "" || op == "" {
-			return s.Name
-		}
-		attrs.PutStr(string(semconv.RPCSystemNameKey), "aws-api")
-		return service + "/" + op
+		name = awsSpanName(s, attrs)
 	}
-	return s.Name
+	if name == "" {
+		return s.Name
+	}
+	return name
+}
+
+// metaOf is the first non-empty value of the span's meta keys, in the order given.
+func metaOf(s *payload.Span, keys ...string) string {
+	for _, k := range keys {
+		if v, ok := s.MetaValue(k); ok && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// httpSpanName is "{method} {route}", or the method alone; "" without a method.
+func httpSpanName(s *payload.Span) string {
+	method := metaOf(s, "http.method", string(semconv.HTTPRequestMethodKey))
+	if method == "" {
+		return ""
+	}
+	if route := metaOf(s, "http.route"); route != "" {
+		return joinOrReuse(s.Resource, method, " ", route)
+	}
+	return method
+}
+
+// dbSpanName is the query summary, else "{operation} {target}" or the operation alone, else the
+// database system; "" when the span has none of them.
+func dbSpanName(s *payload.Span) string {
+	if summary := metaOf(s, string(semconv.DBQuerySummaryKey)); summary != "" {
+		return summary
+	}
+	if op := metaOf(s, "db.operation", string(semconv.DBOperationNameKey)); op != "" {
+		if target := metaOf(s, "db.instance", string(semconv.DBNamespaceKey), "peer.hostname"); target != "" {
+			return op + " " + target
+		}
+		return op
+	}
+	return metaOf(s, "db.type", "db.system")
+}
+
+// grpcSpanName is "{service}/{method}", from their tags or the full method (tag or resource), and
+// writes the RPC attributes; "" when either part is missing.
+func grpcSpanName(s *payload.Span, attrs pcommon.Map) string {
+	service, method := metaOf(s, "rpc.service"), metaOf(s, "rpc.method")
+	if service == "" || method == "" {
+		full := strings.TrimPrefix(metaOf(s, "rpc.grpc.full_method", "grpc.method.name"), "/")
+		if full == "" {
+			full = strings.TrimPrefix(s.Resource, "/")
+		}
+		if i := strings.LastIndexByte(full, '/'); i > 0 {
+			service, method = full[:i], full[i+1:]
+		}
+	}
+	if service == "" || method == "" {
+		return ""
+	}
+	attrs.PutStr(string(semconv.RPCSystemNameKey), "grpc")
+	attrs.PutStr(keyRPCService, service)
+	attrs.PutStr(string(semconv.RPCMethodKey), method)
+	return service + "/" + method
+}
+
+// awsSpanName is "{service}/{operation}" of an AWS SDK call, and writes rpc.system.name; "" when
+// either is missing.
+func awsSpanName(s *payload.Span, attrs pcommon.Map) string {
+	service, op := metaOf(s, "aws.service", "aws_service"), metaOf(s, "aws.operation")
+	if service == "" || op == "" {
+		return ""
+	}
+	attrs.PutStr(string(semconv.RPCSystemNameKey), "aws-api")
+	return service + "/" + op
 }
 
 // joinOrReuse returns a+sep+b. Tracers usually put exactly that in the resource (web spans:

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
@@ -44,67 +45,75 @@ type spanPlace struct {
 // dropped past MaxEventAttributes.
 func (tr *translation) fillSpanSemconv(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64, place spanPlace) int {
 	setIDsAndTimes(span, s, high)
-	switch place.parent {
+	setParentFlags(span, place.parent)
+	span.SetKind(place.kind)
+	resource := resourceOf(s)
+	var facts spanFacts
+	linksJSON, eventsJSON := tr.semconvAttributes(span.Attributes(), s, info, place, resource, &facts)
+	span.SetName(facts.name(s, place.kind, resource))
+	if facts.traceState != "" {
+		span.TraceState().FromRaw(facts.traceState)
+	}
+	tr.t.setStatus(span, s)
+	return fillLinksAndEvents(span, s, linksJSON, eventsJSON)
+}
+
+// setParentFlags says in the span's flags whether its parent is remote, when that is known.
+func setParentFlags(span ptrace.Span, parent parentPlace) {
+	switch parent {
 	case parentLocal:
 		span.SetFlags(flagHasIsRemote)
 	case parentRemote:
 		span.SetFlags(flagHasIsRemote | flagIsRemote)
 	}
-	kind := place.kind
-	span.SetKind(kind)
+}
 
+// semconvAttributes writes the span's attributes and reads its facts into f; it returns the span
+// links and events meta JSON, if any.
+func (tr *translation) semconvAttributes(attrs pcommon.Map, s *payload.Span, info *spanInfo, place spanPlace, resource string, f *spanFacts) (linksJSON, eventsJSON string) {
 	rules, written := tr.rules.of(s)
 	// An integration that renamed its span's service (_dd.base_service) names the service it
 	// calls: the resource carries the application, the span that name as its peer service. (A
 	// span-level service.name would win over the resource's in Elasticsearch's service.name.)
 	renamedService := info.baseService != "" && info.baseService != s.Service
-	if renamedService {
-		written++
-	}
 	// Database integrations without a query tag (dd-trace-go's database/sql) send the statement
 	// as the resource only.
 	queryFromResource := s.Type == "sql" && s.Resource != "" && s.Resource != s.Name
-	if queryFromResource {
-		written++
-	}
-	if place.hasSamplingPriority {
-		written++
-	}
-	w := newAttrWriter(span.Attributes(), written)
-	resource := s.Resource
-	if resource == "" {
-		resource = s.Name // the agent's normalizer does the same
-	}
+	written += countTrue(renamedService, queryFromResource, place.hasSamplingPriority) // their attributes
+	w := newAttrWriter(attrs, written)
 	// Datadog's own OTLP exporters keep these three, and the agent reads them back.
 	w.putStr(keyOperationName, s.Name)
 	w.putStr(keyResourceName, resource)
 	if s.Type != "" {
 		w.putStr(keySpanType, s.Type)
 	}
-	var facts spanFacts
-	linksJSON, eventsJSON := semconvMeta(&w, s, &facts, rules[:len(s.Meta)])
-	semconvMetrics(&w, s, &facts, rules[len(s.Meta):])
+	linksJSON, eventsJSON = semconvMeta(&w, s, f, rules[:len(s.Meta)])
+	semconvMetrics(&w, s, f, rules[len(s.Meta):])
 	for _, kb := range s.MetaStruct {
 		w.putBytes(keyMetaStructPrefix+kb.Key, kb.Value)
 	}
-	facts.write(&w, kind)
-	if renamedService && !facts.peerService {
+	f.write(&w, place.kind)
+	if renamedService && !f.peerService {
 		w.putStr(keyPeerService, s.Service)
 	}
-	if queryFromResource && !facts.queryText {
+	if queryFromResource && !f.queryText {
 		w.putStr(string(semconv.DBQueryTextKey), s.Resource)
 	}
 	if place.hasSamplingPriority {
 		w.putInt(keySamplingPriority, place.samplingPriority)
 	}
 	w.finish()
+	return linksJSON, eventsJSON
+}
 
-	span.SetName(facts.name(s, kind, resource))
-	if facts.traceState != "" {
-		span.TraceState().FromRaw(facts.traceState)
+func countTrue(flags ...bool) int {
+	n := 0
+	for _, f := range flags {
+		if f {
+			n++
+		}
 	}
-	tr.t.setStatus(span, s)
-	return fillLinksAndEvents(span, s, linksJSON, eventsJSON)
+	return n
 }
 
 // of returns the rules of the span's meta keys, then of its metric keys, and says how many

@@ -615,6 +615,14 @@ func rootIndex(spans []payload.Span) int {
 	return 0
 }
 
+// resourceOf is the span's resource, its name when it has none (as the agent's normalizer does).
+func resourceOf(s *payload.Span) string {
+	if s.Resource == "" {
+		return s.Name
+	}
+	return s.Resource
+}
+
 func traceID(high, low uint64) pcommon.TraceID {
 	var id [16]byte
 	binary.BigEndian.PutUint64(id[:8], high)
@@ -628,21 +636,39 @@ func spanID(id uint64) pcommon.SpanID {
 	return b
 }
 
-// fillSpan writes one span.
+// fillSpan writes one span with the datadogreceiver mapping.
 // It returns the event attributes dropped past MaxEventAttributes.
 func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo, high uint64, spanDec, traceDec string) int {
 	setIDsAndTimes(span, s, high)
 	attrs := span.Attributes()
 	w := newAttrWriter(attrs, len(s.Meta)+len(s.Metrics)+len(s.MetaStruct)+4)
-	resource := s.Resource
-	if resource == "" {
-		resource = s.Name // the agent's normalizer does the same
-	}
-	w.putStr(keyDDSpanResource, resource)
+	w.putStr(keyDDSpanResource, resourceOf(s))
 	w.putStr(keyDatadogSpanID, spanDec)
 	w.putStr(keyDatadogTraceID, traceDec)
+	linksJSON, eventsJSON := putRenamedTags(&w, s)
+	for _, kb := range s.MetaStruct {
+		w.putBytes(keyMetaStructPrefix+kb.Key, kb.Value)
+	}
+	if info.baseService != "" && info.baseService != s.Service {
+		// The resource carries the base service; keep the integration's own name on the span.
+		w.putStr(string(semconv.ServiceNameKey), s.Service)
+	}
+	w.finish()
 
-	var linksJSON, eventsJSON string
+	span.SetKind(spanKind(info.kind, s.Type))
+	if k := span.Kind(); info.peerHost != "" && (k == ptrace.SpanKindClient || k == ptrace.SpanKindProducer || k == ptrace.SpanKindConsumer) {
+		if _, ok := attrs.Get(string(semconv.ServerAddressKey)); !ok {
+			attrs.PutStr(string(semconv.ServerAddressKey), info.peerHost)
+		}
+	}
+	span.SetName(spanName(s, span, attrs))
+	t.setStatus(span, s)
+	return fillLinksAndEvents(span, s, linksJSON, eventsJSON)
+}
+
+// putRenamedTags writes the span's meta and metrics under contrib's renames, integers of the
+// conventions as integers; it returns the span links and events meta JSON, if any.
+func putRenamedTags(w *attrWriter, s *payload.Span) (linksJSON, eventsJSON string) {
 	for _, kv := range s.Meta {
 		switch kv.Key {
 		case "_dd.span_links":
@@ -672,24 +698,7 @@ func (t *Translator) fillSpan(span ptrace.Span, s *payload.Span, info *spanInfo,
 		}
 		w.putDouble(k, kf.Value)
 	}
-	for _, kb := range s.MetaStruct {
-		w.putBytes(keyMetaStructPrefix+kb.Key, kb.Value)
-	}
-	if info.baseService != "" && info.baseService != s.Service {
-		// The resource carries the base service; keep the integration's own name on the span.
-		w.putStr(string(semconv.ServiceNameKey), s.Service)
-	}
-	w.finish()
-
-	span.SetKind(spanKind(info.kind, s.Type))
-	if k := span.Kind(); info.peerHost != "" && (k == ptrace.SpanKindClient || k == ptrace.SpanKindProducer || k == ptrace.SpanKindConsumer) {
-		if _, ok := attrs.Get(string(semconv.ServerAddressKey)); !ok {
-			attrs.PutStr(string(semconv.ServerAddressKey), info.peerHost)
-		}
-	}
-	span.SetName(spanName(s, span, attrs))
-	t.setStatus(span, s)
-	return fillLinksAndEvents(span, s, linksJSON, eventsJSON)
+	return linksJSON, eventsJSON
 }
 
 // fillLinksAndEvents writes the span's links and events, native or from their meta JSON; meta
