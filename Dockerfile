@@ -33,7 +33,7 @@ USER ${USER_UID}:${USER_GID}
 
 # otlp gRPC, otlp HTTP, zipkin, jaeger gRPC, jaeger Thrift HTTP, ddtrace (Datadog tracers),
 # elasticapm (Elastic APM agents)
-EXPOSE 4317/tcp 4318/tcp 9411/tcp 14250/tcp 14268/tcp 8126/tcp 8200/tcp
+EXPOSE 4317/tcp 4318/tcp 9411/tcp 14250/tcp 14268/tcp 8126/tcp 8200/tcp 9529/tcp
 # jaeger Thrift compact and binary (agent protocol)
 EXPOSE 6831/udp 6832/udp
 # health_check, own metrics (Prometheus)

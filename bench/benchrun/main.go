@@ -839,7 +839,8 @@ func configArgs(root string, cpu int, bin, cfg string, overlays []string, portsP
 // overlayFor moves every listener of coll's configuration cfg to a free loopback port.
 func overlayFor(coll, cfg string) (collectorproc.Listeners, []byte, error) {
 	// configs/default.yaml and configs/durable.yaml also have Jaeger's thrift_binary and zpages;
-	// the bench configs leave them out. Only the stock build lacks the ddtrace receiver.
+	// the bench configs leave them out. Only the stock build lacks tracegate's own receivers.
 	full := strings.HasPrefix(cfg, "configs/")
-	return collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: coll != "stock", ElasticAPM: coll != "stock", JaegerBinary: full, ZPages: full})
+	ours := coll != "stock"
+	return collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: ours, ElasticAPM: ours, Datakit: ours, JaegerBinary: full, ZPages: full})
 }

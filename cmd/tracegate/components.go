@@ -48,6 +48,7 @@ import (
 	kafkareceiver "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/kafkareceiver"
 	ddtracereceiver "github.com/tracegate/tracegate/receiver/ddtracereceiver"
 	elasticapmreceiver "github.com/tracegate/tracegate/receiver/elasticapmreceiver"
+	datakitreceiver "github.com/tracegate/tracegate/receiver/datakitreceiver"
 )
 
 type aliasProvider interface{ DeprecatedAlias() component.Type }
@@ -99,6 +100,7 @@ func components() (otelcol.Factories, error) {
 		kafkareceiver.NewFactory(),
 		ddtracereceiver.NewFactory(),
 		elasticapmreceiver.NewFactory(),
+		datakitreceiver.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
@@ -110,6 +112,7 @@ func components() (otelcol.Factories, error) {
 		kafkareceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/kafkareceiver v0.148.0",
 		ddtracereceiver.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
 		elasticapmreceiver.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
+		datakitreceiver.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
 	})
 
 	factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](

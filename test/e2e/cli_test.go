@@ -53,7 +53,7 @@ func TestComponents(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"receivers": {"ddtrace", "elasticapm", "jaeger", "kafka", "otlp", "zipkin"},
+		"receivers": {"datakit", "ddtrace", "elasticapm", "jaeger", "kafka", "otlp", "zipkin"},
 		"processors": {
 			"attributes", "batch", "buffer", "elasticapm", "elasticmapping", "filter", "memory_limiter",
 			"probabilistic_sampler", "redaction", "resource", "resourcedetection", "tail_sampling", "tracesampling", "transform",

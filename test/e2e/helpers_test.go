@@ -138,7 +138,7 @@ func (g *gateway) stopAndFlush(t *testing.T) {
 // the listeners there and returns the process options (kept for restarts on the same ports).
 func (g *gateway) choosePorts(o gatewayOptions) (collectorproc.Options, error) {
 	// Every configuration in configs/ has the ddtrace receiver, Jaeger's thrift_binary and zpages.
-	l, overlay, err := collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: true, ElasticAPM: true, JaegerBinary: true, ZPages: true})
+	l, overlay, err := collectorproc.PickListeners(collectorproc.ListenerOptions{DDTrace: true, ElasticAPM: true, Datakit: true, JaegerBinary: true, ZPages: true})
 	if err != nil {
 		return collectorproc.Options{}, err
 	}

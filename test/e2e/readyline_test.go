@@ -22,7 +22,7 @@ service:
       exporters: [debug/anyport]
 `
 
-var anyPortEntry = regexp.MustCompile(`"ddtrace/anyport=127\.0\.0\.1:([0-9]+)"`)
+var anyPortEntry = regexp.MustCompile(`"ddtrace/anyport=127\.0\.0\.1:(\d+)"`)
 
 // TestReadyLine: once every receiver listens, tracegate logs one line at the configs' level
 // (warn) naming every listening address (the address tracegate's receivers bound, the configured
@@ -58,7 +58,7 @@ func TestReadyLine(t *testing.T) {
 					t.Errorf("ready line lacks %s=%s: %s", name, addr, line)
 				}
 			}
-			if m := anyPortEntry.FindStringSubmatch(line); m == nil || m[1] == "0" {
+			if m := anyPortEntry.FindStringSubmatch(line); len(m) < 2 || m[1] == "0" {
 				t.Errorf("ready line lacks the port ddtrace/anyport bound: %s", line)
 			}
 			if !strings.Contains(line, tc.buffer+g.bufferDir+`"`) {

@@ -13,6 +13,7 @@ type Listeners struct {
 	JaegerGRPC, JaegerThriftHTTP, JaegerCompact, JaegerBin string
 	DDTrace                                                string
 	ElasticAPM                                             string // Elastic APM agents' intake
+	Datakit                                                string // Datakit's trace inputs (port 9529)
 	Health, Pprof, ZPages                                  string
 	// MetricsPort is the port of the collector's own Prometheus metrics.
 	MetricsPort int
@@ -23,6 +24,7 @@ type Listeners struct {
 type ListenerOptions struct {
 	DDTrace      bool // the ddtrace receiver (tracegate; the stock build lacks it)
 	ElasticAPM   bool // the elasticapm receiver (tracegate; the stock build lacks it)
+	Datakit      bool // the datakit receiver (tracegate; the stock build lacks it)
 	JaegerBinary bool // the Jaeger thrift_binary (UDP) listener, as configs/default.yaml has
 	ZPages       bool // the zpages extension
 }
@@ -78,6 +80,10 @@ func PickListeners(o ListenerOptions) (Listeners, []byte, error) {
 	if o.DDTrace {
 		l.DDTrace = tcp()
 		receivers["ddtrace"] = map[string]any{"endpoint": l.DDTrace}
+	}
+	if o.Datakit {
+		l.Datakit = tcp()
+		receivers["datakit"] = map[string]any{"endpoint": l.Datakit}
 	}
 	if o.ElasticAPM {
 		l.ElasticAPM = tcp()

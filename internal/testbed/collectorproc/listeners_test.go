@@ -16,7 +16,7 @@ func TestPickListeners(t *testing.T) {
 	}{
 		{"stock build", ListenerOptions{}},
 		{"bench configs", ListenerOptions{DDTrace: true, ElasticAPM: true}},
-		{"configs/default.yaml", ListenerOptions{DDTrace: true, ElasticAPM: true, JaegerBinary: true, ZPages: true}},
+		{"configs/default.yaml", ListenerOptions{DDTrace: true, ElasticAPM: true, Datakit: true, JaegerBinary: true, ZPages: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,6 +35,7 @@ func TestPickListeners(t *testing.T) {
 					} `json:"jaeger"`
 					DDTrace    *struct{ Endpoint string } `json:"ddtrace"`
 					ElasticAPM *struct{ Endpoint string } `json:"elasticapm"`
+					Datakit    *struct{ Endpoint string } `json:"datakit"`
 				} `json:"receivers"`
 				Extensions map[string]struct{ Endpoint string } `json:"extensions"`
 				Service    struct {
@@ -70,6 +71,9 @@ func TestPickListeners(t *testing.T) {
 			if r.ElasticAPM != nil {
 				got["elasticapm"] = r.ElasticAPM.Endpoint
 			}
+			if r.Datakit != nil {
+				got["datakit"] = r.Datakit.Endpoint
+			}
 			want := map[string]string{
 				"otlp grpc": l.OTLPGRPC, "otlp http": l.OTLPHTTP, "zipkin": l.Zipkin, "jaeger grpc": l.JaegerGRPC,
 				"jaeger thrift_http": l.JaegerThriftHTTP, "jaeger thrift_compact": l.JaegerCompact, "jaeger thrift_binary": l.JaegerBin,
@@ -80,6 +84,9 @@ func TestPickListeners(t *testing.T) {
 			}
 			if tt.o.ElasticAPM {
 				want["elasticapm"] = l.ElasticAPM
+			}
+			if tt.o.Datakit {
+				want["datakit"] = l.Datakit
 			}
 			seen := map[string]string{}
 			for k, addr := range want {
@@ -106,6 +113,9 @@ func TestPickListeners(t *testing.T) {
 			}
 			if !tt.o.DDTrace && (r.DDTrace != nil || l.DDTrace != "") {
 				t.Errorf("ddtrace configured for a build without it: %s", b)
+			}
+			if !tt.o.Datakit && (r.Datakit != nil || l.Datakit != "") {
+				t.Errorf("datakit configured for a build without it: %s", b)
 			}
 			if !tt.o.ElasticAPM && (r.ElasticAPM != nil || l.ElasticAPM != "") {
 				t.Errorf("elasticapm configured for a build without it: %s", b)
