@@ -27,6 +27,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml" //nolint:depguard // decodes as Helm and Kubernetes do, through JSON (k8s API types carry json tags only); go.yaml.in/yaml cannot
 )
 
@@ -283,6 +284,8 @@ type objects struct {
 	serviceAccounts []corev1.ServiceAccount
 	hpas            []autoscalingv2.HorizontalPodAutoscaler
 	pdbs            []policyv1.PodDisruptionBudget
+	roles           []rbacv1.Role
+	roleBindings    []rbacv1.RoleBinding
 	serviceMonitors []map[string]any
 }
 
@@ -342,6 +345,10 @@ func (o *objects) decode(doc []byte) error {
 		return strict(doc, &o.hpas)
 	case "policy/v1 PodDisruptionBudget":
 		return strict(doc, &o.pdbs)
+	case "rbac.authorization.k8s.io/v1 Role":
+		return strict(doc, &o.roles)
+	case "rbac.authorization.k8s.io/v1 RoleBinding":
+		return strict(doc, &o.roleBindings)
 	case "monitoring.coreos.com/v1 ServiceMonitor":
 		var sm map[string]any
 		if err := yaml.UnmarshalStrict(doc, &sm); err != nil {
@@ -435,18 +442,35 @@ func keys[V any](m map[string]V) []string {
 	return k
 }
 
+// outsideCluster is a kubeconfig naming an API server nobody listens on. The loadbalancing
+// exporter's k8s resolver builds its Kubernetes client when the exporter is created, which
+// `tracegate validate` does; in a pod the client comes from the service account, here from this
+// file. Validation never calls the server.
+const outsideCluster = `apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: none, user: {token: none}}]
+contexts: [{name: none, context: {cluster: none, user: none}}]
+current-context: none
+`
+
 // validateConfig runs `tracegate validate` on a rendered config, with the environment the chart
 // gives the container and nothing else of this process's (a variable the config needs but the
 // chart does not set must fail here): literal values as they are, the pod IP as 127.0.0.1, and
-// a placeholder for what comes from Secrets and other references.
+// a placeholder for what comes from Secrets and other references; KUBECONFIG is outsideCluster.
 func validateConfig(t *testing.T, bin, cfg string, env []corev1.EnvVar) {
 	t.Helper()
-	f := filepath.Join(t.TempDir(), "config.yaml")
+	dir := t.TempDir()
+	f := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(f, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(outsideCluster), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "validate", "--config", f)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "KUBECONFIG=" + kubeconfig}
 	for _, e := range env {
 		v := e.Value
 		switch {

@@ -336,6 +336,10 @@ func TestKafkaRenderFailures(t *testing.T) {
 			"kafka.role agent with apm.enabled: the agents only buffer and forward to Kafka; enable apm on the gateways",
 		},
 		{
+			"agent with tail sampling", kafkaRole("agent") + "\ntailSampling: {enabled: true}",
+			"kafka.role agent with tailSampling.enabled",
+		},
+		{
 			"agent without buffer", kafkaRole("agent") + "\nconfig: {processors: {buffer: null}}",
 			"kafka.role agent: the pipelines run the processor buffer, which config.processors does not have",
 		},

@@ -94,8 +94,9 @@ app.kubernetes.io/component: {{ include "tracegate.component" . }}
 {{/* The config the pods run, as YAML: config, plus the default disk buffer (defaultDiskBuffer)
      with 90 % of the claim's size as the log's capacity (segments and the index need the rest),
      then, in this order as further --config files would be: the Kibana APM pipeline when
-     apm.enabled (tracegate.withAPM, _apm.tpl), the Kafka tier of kafka.role (tracegate.withKafka,
-     _kafka.tpl). */}}
+     apm.enabled (tracegate.withAPM, _apm.tpl), tail sampling when tailSampling.enabled, the Kafka
+     tier of kafka.role (tracegate.withKafka, _kafka.tpl), the loadbalancing exporter when
+     loadBalancing.enabled (_tracerouting.tpl). */}}
 {{- define "tracegate.effectiveConfig" -}}
 {{- $cfg := deepCopy (.Values.config | default dict) }}
 {{- if include "tracegate.defaultDiskBuffer" . }}
@@ -103,12 +104,18 @@ app.kubernetes.io/component: {{ include "tracegate.component" . }}
 {{- $mib := divf (mulf $bytes 0.9) 1048576 | floor | int64 }}
 {{- $_ := set $cfg.processors.buffer "storage" (dict "directory" "${env:TRACEGATE_BUFFER_DIR}" "mode" "overflow" "capacity_mib" $mib) }}
 {{- end }}
-{{- $args := dict "cfg" $cfg "Values" .Values }}
+{{- $args := dict "cfg" $cfg "Values" .Values "Release" .Release }}
 {{- if (.Values.apm | default dict).enabled }}
 {{- include "tracegate.withAPM" $args }}
 {{- end }}
+{{- if (.Values.tailSampling | default dict).enabled }}
+{{- include "tracegate.withTailSampling" $args }}
+{{- end }}
 {{- if include "tracegate.kafkaRole" . }}
 {{- include "tracegate.withKafka" $args }}
+{{- end }}
+{{- if (.Values.loadBalancing | default dict).enabled }}
+{{- include "tracegate.withLoadBalancing" $args }}
 {{- end }}
 {{- toYaml $cfg }}
 {{- end }}
@@ -237,6 +244,9 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- if and (eq $role "agent") (.Values.apm | default dict).enabled }}
 {{- fail "kafka.role agent with apm.enabled: the agents only buffer and forward to Kafka; enable apm on the gateways (kafka.role gateway)" }}
 {{- end }}
+{{- if and (eq $role "agent") (.Values.tailSampling | default dict).enabled }}
+{{- fail "kafka.role agent with tailSampling.enabled: the agents only buffer and forward to Kafka; enable tailSampling on the gateways (kafka.role gateway), which get every span of a trace from one partition" }}
+{{- end }}
 {{- if eq $role "agent" }}
 {{- $procs := dig "processors" nil (.Values.config | default dict) | default dict }}
 {{- range $p := list "memory_limiter" "buffer" }}
@@ -256,6 +266,24 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- end }}
 {{- if and $kafka.sasl $kafka.sasl.mechanism (not $role) }}
 {{- fail "kafka.sasl.mechanism without kafka.role: set kafka.role to agent or gateway" }}
+{{- end }}
+{{- /* Trace-id routing. */}}
+{{- if (.Values.loadBalancing | default dict).enabled }}
+{{- if $role }}
+{{- fail (printf "loadBalancing.enabled with kafka.role %s: Kafka already sends each trace to one gateway (one partition per trace id); choose one of the two" $role) }}
+{{- end }}
+{{- if (.Values.apm | default dict).enabled }}
+{{- fail "loadBalancing.enabled with apm.enabled: an agent that routes spans to the gateways runs no APM pipeline; enable apm on the gateways" }}
+{{- end }}
+{{- if (.Values.tailSampling | default dict).enabled }}
+{{- fail "loadBalancing.enabled with tailSampling.enabled: tail sampling runs on the gateways the agents route to; enable it in the gateways' release" }}
+{{- end }}
+{{- if not .Values.configMap.create }}
+{{- fail "loadBalancing.enabled renders the loadbalancing exporter into the chart's ConfigMap, but configMap.create is false: set configMap.create: true" }}
+{{- end }}
+{{- end }}
+{{- if and (.Values.tailSampling | default dict).enabled (not .Values.configMap.create) }}
+{{- fail "tailSampling.enabled renders the tail_sampling processor into the chart's ConfigMap, but configMap.create is false: set configMap.create: true" }}
 {{- end }}
 {{- /* Autoscaling. */}}
 {{- if .Values.autoscaling.enabled }}

@@ -62,7 +62,8 @@ imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 serviceAccountName: {{ include "tracegate.serviceAccountName" . }}
-automountServiceAccountToken: {{ .Values.serviceAccount.automountServiceAccountToken }}
+{{- /* The loadbalancing exporter's k8s resolver watches the gateways' EndpointSlices. */}}
+automountServiceAccountToken: {{ or .Values.serviceAccount.automountServiceAccountToken (include "tracegate.lbK8sResolver" . | eq "true") }}
 {{- with .Values.podSecurityContext }}
 securityContext:
   {{- toYaml . | nindent 2 }}
