@@ -340,7 +340,7 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- $root := index . 0 }}
 {{- $name := index . 1 }}
 {{- $port := index . 2 }}
-{{- $receiverPorts := list "otlp" "otlp-http" "zipkin" "jaeger-grpc" "jaeger-thrift" "jaeger-compact" "jaeger-binary" "ddtrace" "elasticapm" }}
+{{- $receiverPorts := list "otlp" "otlp-http" "zipkin" "jaeger-grpc" "jaeger-thrift" "jaeger-compact" "jaeger-binary" "ddtrace" "elasticapm" "datakit" }}
 {{- if and $port.enabled (not (and (eq (include "tracegate.kafkaRole" $root) "gateway") (has $name $receiverPorts))) }}true{{ end }}
 {{- end }}
 
