@@ -327,12 +327,12 @@ func TestAPMOutageUnderLoad(t *testing.T) {
 	for _, s := range services {
 		wg.Go(func() { load.sendAs(loadCtx, resendCtx, s) })
 	}
-	time.Sleep(time.Until(loadBegan.Add(apmOutageBefore)))
+	time.Sleep(time.Until(loadBegan.Add(apmOutageBefore))) // the process takes load for apmOutageBefore of real time
 	if err := g.es.SetRefusing(true); err != nil {
 		t.Fatal(err)
 	}
 	down := time.Now()
-	time.Sleep(time.Until(down.Add(apmOutageLength)))
+	time.Sleep(time.Until(down.Add(apmOutageLength))) // the outage lasts apmOutageLength of the process's real time
 	// What the buffer holds, just before Elasticsearch comes back.
 	held := metricSum(t, g, "otelcol_processor_buffer_memory_spans") + metricSum(t, g, "otelcol_processor_buffer_disk_spans") +
 		metricSum(t, g, "otelcol_processor_buffer_in_flight_spans")
@@ -451,7 +451,7 @@ func TestAPMOutageUnderLoad(t *testing.T) {
 			t.Fatalf("60 s after the recovery: %d accepted spans missing; outage window documents missing: %v",
 				missingSpans(), missingSets(windowDocs))
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // polling what the process has delivered so far
 	}
 	load.mu.Lock()
 	acked := len(load.acked)
@@ -469,7 +469,7 @@ func TestAPMOutageUnderLoad(t *testing.T) {
 		if waitCtx.Err() != nil {
 			t.Fatalf("60 s after the recovery the buffer still holds %.0f metric points", heldPointsNow())
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // polling what the process has delivered so far
 	}
 	windowDocs = apmOutageMetrics(t, g, ours)
 	windowIDs := map[string]bool{}
@@ -520,7 +520,7 @@ func TestAPMOutageUnderLoad(t *testing.T) {
 		if complete || restartCtx.Err() != nil {
 			break
 		}
-		time.Sleep(250 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond) // polling what the process has delivered so far
 	}
 	lastAt := time.Now()
 	// Nothing more can arrive once tracegate has stopped: the counts below are final.

@@ -105,7 +105,7 @@ func TestAPMRefusedBatchesAreCountedAgain(t *testing.T) {
 				t.Fatalf("a retry answered %d", status)
 			}
 			attempts++
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // a client's backoff before it resends to the process
 		}
 	}
 	sent := (len(accepted) + len(refused)) * refusedSpansPerRequest

@@ -110,15 +110,16 @@ func sendAPMTrace(ctx context.Context, t *testing.T, endpoint, service string) a
 		attribute.String("url.path", "/users/42"),
 		attribute.String("url.query", "fields=name"),
 	))
-	_, client := tracer.Start(rootCtx, "GET", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+	// The client call lasts 2 ms by its timestamps: a duration the aggregation sees as non-zero.
+	callStart := time.Now()
+	_, client := tracer.Start(rootCtx, "GET", trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(callStart), trace.WithAttributes(
 		attribute.String("http.request.method", "GET"),
 		attribute.String("url.full", "http://"+apmDestination+"/items/42"),
 		attribute.String("server.address", "inventory.internal"),
 		attribute.Int("server.port", 8081),
 		attribute.Int("http.response.status_code", 200),
 	))
-	time.Sleep(2 * time.Millisecond)
-	client.End()
+	client.End(trace.WithTimestamp(callStart.Add(2 * time.Millisecond)))
 	_, failing := tracer.Start(rootCtx, "load profile", trace.WithSpanKind(trace.SpanKindInternal))
 	failing.RecordError(errors.New("profile 42 not found"))
 	failing.SetStatus(codes.Error, "profile 42 not found")

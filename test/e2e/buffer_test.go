@@ -247,6 +247,6 @@ func waitForAcked(t *testing.T, g *gateway, l *otlpLoad, timeout, stall time.Dur
 		} else if time.Since(lastChange) > stall {
 			return seen
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // polling what the process has delivered so far
 	}
 }

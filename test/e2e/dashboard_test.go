@@ -35,11 +35,12 @@ func TestDashboardQueriesExist(t *testing.T) {
 			t.Fatalf("%s: status %d", sig.unit, status)
 		}
 	}
-	// A tracer that reports the P0 spans it dropped before sending, as dd-trace libraries do.
-	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{
-		Service: "dash", Name: "web.request", Resource: "GET /",
-		TraceID: 1, SpanID: 1, Start: time.Now().UnixNano(), Duration: 1000,
-	}}})
+	// A tracer that reports the P0 spans it dropped before sending, as dd-trace libraries do, and
+	// sends one invalid span (a zero span id), which the receiver drops and counts.
+	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{
+		{Service: "dash", Name: "web.request", Resource: "GET /", TraceID: 1, SpanID: 1, Start: time.Now().UnixNano(), Duration: 1000},
+		{Service: "dash", Name: "web.request", Resource: "GET /", TraceID: 1, SpanID: 0, Start: time.Now().UnixNano(), Duration: 1000},
+	}})
 	req, err := http.NewRequest(http.MethodPost, "http://"+g.endpoints.DDTrace+"/v0.4/traces", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func TestDashboardQueriesExist(t *testing.T) {
 	// Logs and metrics are delivered by the buffer's workers after the spans the check waited
 	// for: read the endpoint until every queried series is there, or the deadline passes.
 	var missing []string
+	// Polling the process's metrics until they show what it did.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		exported := exportedMetrics(t, g.metricsURL())
 		missing = missing[:0]

@@ -253,12 +253,12 @@ func TestElasticAPMAgentOutage(t *testing.T) {
 
 	outage := make(chan error, 1)
 	go func() {
-		time.Sleep(downAfter)
+		time.Sleep(downAfter) // the agent process sends for downAfter of real time before the outage
 		if err := g.es.SetRefusing(true); err != nil {
 			outage <- err
 			return
 		}
-		time.Sleep(downFor)
+		time.Sleep(downFor) // the outage the agent and tracegate processes live through
 		outage <- g.es.SetRefusing(false)
 	}()
 	sent := runAPMNodeAgent(ctx, t, g.endpoints.ElasticAPM, service, rounds, "REQUEST_INTERVAL_MS="+strconv.Itoa(int(interval.Milliseconds())))

@@ -17,14 +17,14 @@ func TestOutageLog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	go func() {
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // the process delivers for a second before the outage
 		if err := g.es.SetRefusing(true); err != nil {
 			t.Error(err)
 		}
 	}()
 	outageStart := time.Now().Add(time.Second)
 	load.run(ctx, 2, 100, 100*time.Millisecond)
-	time.Sleep(2 * time.Second) // the last requests' deliveries fail too
+	time.Sleep(2 * time.Second) // the process's last deliveries fail too: its retries take real time
 
 	// While Elasticsearch is down nothing arrives: what the buffer holds is what was acknowledged
 	// and is not in Elasticsearch.
@@ -42,11 +42,11 @@ func TestOutageLog(t *testing.T) {
 		t.Errorf("oldest held span %.1f s old, want at least the outage's length so far", age)
 	}
 	if wait := time.Until(outageStart.Add(15 * time.Second)); wait > 0 {
-		time.Sleep(wait)
+		time.Sleep(wait) // what the process logs in the outage's first 15 s of real time is the subject
 	}
 	outageLog := g.proc.Log() // the first 15 s
 	if wait := time.Until(outageStart.Add(20 * time.Second)); wait > 0 {
-		time.Sleep(wait)
+		time.Sleep(wait) // the process must log no repeated line in 20 s of real time
 	}
 	if n := strings.Count(g.proc.Log(), "Deliveries to Elasticsearch still fail"); n != 0 {
 		t.Errorf("%d repeated failing lines within 20 s, want 0 (at most one a minute)", n)

@@ -35,6 +35,7 @@ func TestReadyLine(t *testing.T) {
 		t.Run(tc.config, func(t *testing.T) {
 			g := startGatewayWith(t, gatewayOptions{config: tc.config, extraConfig: anyPort})
 			var line string
+			// Polling the process's log: the line comes once its pipelines are ready.
 			for deadline := time.Now().Add(10 * time.Second); line == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 				for l := range strings.SplitSeq(g.proc.Log(), "\n") {
 					if strings.Contains(l, "tracegate is ready") {
