@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
 )
 
 // Registry holds one value per key for the holders that acquire it: the first holder's create
@@ -130,4 +132,68 @@ func (c *Component[V]) Shutdown(ctx context.Context) error {
 		c.stopErr = c.Unwrap.Shutdown(ctx)
 	})
 	return c.stopErr
+}
+
+// Signals are the next consumers of a receiver that serves every signal on one server; a signal
+// no pipeline takes from it stays nil.
+type Signals struct {
+	Traces  consumer.Traces
+	Metrics consumer.Metrics
+	Logs    consumer.Logs
+}
+
+// SignalsReceiver is a receiver that serves every signal on one server.
+type SignalsReceiver interface {
+	component.Component
+	// NextConsumers are where its signals go, filled in as the collector creates it per signal.
+	NextConsumers() *Signals
+}
+
+// Receivers builds a SignalsReceiver once per component id and configuration, whichever signals
+// use it, and hands it each signal's next consumer: its Create* methods are the factory's.
+type Receivers[C any, V SignalsReceiver] struct {
+	// New makes the receiver from its configuration.
+	New func(*C, receiver.Settings) (V, error)
+
+	m Map[receiverKey[C], V]
+}
+
+type receiverKey[C any] struct {
+	id  component.ID
+	cfg *C
+}
+
+func (rs *Receivers[C, V]) shared(set receiver.Settings, cfg component.Config) (*Component[V], error) {
+	c := cfg.(*C)
+	return rs.m.LoadOrStore(receiverKey[C]{id: set.ID, cfg: c}, func() (V, error) { return rs.New(c, set) })
+}
+
+// CreateTraces is the factory's traces receiver: the shared one, taking traces to next.
+func (rs *Receivers[C, V]) CreateTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
+	r, err := rs.shared(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.Unwrap.NextConsumers().Traces = next
+	return r, nil
+}
+
+// CreateMetrics is the factory's metrics receiver: the shared one, taking metrics to next.
+func (rs *Receivers[C, V]) CreateMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
+	r, err := rs.shared(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.Unwrap.NextConsumers().Metrics = next
+	return r, nil
+}
+
+// CreateLogs is the factory's logs receiver: the shared one, taking logs to next.
+func (rs *Receivers[C, V]) CreateLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
+	r, err := rs.shared(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.Unwrap.NextConsumers().Logs = next
+	return r, nil
 }

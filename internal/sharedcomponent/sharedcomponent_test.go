@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 )
 
 type counting struct{ starts, stops int }
@@ -102,4 +105,53 @@ func TestRegistryShare(t *testing.T) {
 	releaseA()
 	releaseB()
 	assert.Empty(t, r.m)
+}
+
+// signalsReceiver records what Receivers hands it.
+type signalsReceiver struct {
+	component.StartFunc
+	component.ShutdownFunc
+	next Signals
+}
+
+func (r *signalsReceiver) NextConsumers() *Signals { return &r.next }
+
+type receiverConfig struct{ name string }
+
+func TestReceiversShareOneInstanceForAllSignals(t *testing.T) {
+	made := 0
+	rs := Receivers[receiverConfig, *signalsReceiver]{New: func(*receiverConfig, receiver.Settings) (*signalsReceiver, error) {
+		made++
+		return &signalsReceiver{}, nil
+	}}
+	set := receivertest.NewNopSettings(component.MustNewType("shared"))
+	cfg := &receiverConfig{name: "a"}
+	traces, metrics, logs := new(consumertest.TracesSink), new(consumertest.MetricsSink), new(consumertest.LogsSink)
+	tr, err := rs.CreateTraces(context.Background(), set, cfg, traces)
+	require.NoError(t, err)
+	mr, err := rs.CreateMetrics(context.Background(), set, cfg, metrics)
+	require.NoError(t, err)
+	lr, err := rs.CreateLogs(context.Background(), set, cfg, logs)
+	require.NoError(t, err)
+	assert.Equal(t, 1, made, "one receiver for the three signals")
+	assert.Same(t, tr, mr)
+	assert.Same(t, tr, lr)
+	next := tr.(*Component[*signalsReceiver]).Unwrap.next
+	assert.Equal(t, Signals{Traces: traces, Metrics: metrics, Logs: logs}, next)
+
+	other, err := rs.CreateTraces(context.Background(), set, &receiverConfig{name: "b"}, traces)
+	require.NoError(t, err)
+	assert.NotSame(t, tr, other, "another configuration, another receiver")
+	require.NoError(t, tr.Shutdown(context.Background()))
+	again, err := rs.CreateTraces(context.Background(), set, cfg, traces)
+	require.NoError(t, err)
+	assert.NotSame(t, tr, again, "after its shutdown a new pipeline graph gets a new one")
+}
+
+func TestReceiversPassTheError(t *testing.T) {
+	rs := Receivers[receiverConfig, *signalsReceiver]{New: func(*receiverConfig, receiver.Settings) (*signalsReceiver, error) {
+		return nil, errors.New("bad endpoint")
+	}}
+	_, err := rs.CreateLogs(context.Background(), receivertest.NewNopSettings(component.MustNewType("shared")), &receiverConfig{}, new(consumertest.LogsSink))
+	require.EqualError(t, err, "bad endpoint")
 }

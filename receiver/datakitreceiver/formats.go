@@ -54,7 +54,7 @@ func (r *datakitReceiver) traceSignal(format func(string) (string, bool), decode
 		items:   ptrace.Traces.SpanCount,
 		start:   r.obsrep.StartTracesOp,
 		end:     r.obsrep.EndTracesOp,
-		consume: func(ctx context.Context, td ptrace.Traces) error { return r.nextTraces.ConsumeTraces(ctx, td) },
+		consume: func(ctx context.Context, td ptrace.Traces) error { return r.next.Traces.ConsumeTraces(ctx, td) },
 	}
 }
 
@@ -159,7 +159,7 @@ func (r *datakitReceiver) otlpMetricsSignal() signal[pmetric.Metrics] {
 		items:   pmetric.Metrics.DataPointCount,
 		start:   r.obsrep.StartMetricsOp,
 		end:     r.obsrep.EndMetricsOp,
-		consume: func(ctx context.Context, md pmetric.Metrics) error { return r.nextMetrics.ConsumeMetrics(ctx, md) },
+		consume: func(ctx context.Context, md pmetric.Metrics) error { return r.next.Metrics.ConsumeMetrics(ctx, md) },
 		reply: otlpReply(func(format string) ([]byte, error) {
 			return marshalOTLP(format, pmetricotlp.NewExportResponse().MarshalProto, pmetricotlp.NewExportResponse().MarshalJSON)
 		}),
@@ -179,7 +179,7 @@ func (r *datakitReceiver) otlpLogsSignal() signal[plog.Logs] {
 		items:   plog.Logs.LogRecordCount,
 		start:   r.obsrep.StartLogsOp,
 		end:     r.obsrep.EndLogsOp,
-		consume: func(ctx context.Context, ld plog.Logs) error { return r.nextLogs.ConsumeLogs(ctx, ld) },
+		consume: func(ctx context.Context, ld plog.Logs) error { return r.next.Logs.ConsumeLogs(ctx, ld) },
 		reply: otlpReply(func(format string) ([]byte, error) {
 			return marshalOTLP(format, plogotlp.NewExportResponse().MarshalProto, plogotlp.NewExportResponse().MarshalJSON)
 		}),

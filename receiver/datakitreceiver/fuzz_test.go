@@ -46,7 +46,7 @@ func FuzzRoutes(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	r.nextTraces, r.nextMetrics, r.nextLogs = new(consumertest.TracesSink), new(consumertest.MetricsSink), new(consumertest.LogsSink)
+	r.next.Traces, r.next.Metrics, r.next.Logs = new(consumertest.TracesSink), new(consumertest.MetricsSink), new(consumertest.LogsSink)
 	if err := r.startIntake(); err != nil {
 		f.Fatal(err)
 	}

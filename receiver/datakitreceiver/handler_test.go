@@ -49,7 +49,7 @@ func startReceiver(t *testing.T, cfg *Config, s sinks, set receiver.Settings) st
 	cfg.NetAddr.Endpoint = "127.0.0.1:0"
 	r, err := newReceiver(cfg, set)
 	require.NoError(t, err)
-	r.nextTraces, r.nextMetrics, r.nextLogs = s.traces, s.metrics, s.logs
+	r.next.Traces, r.next.Metrics, r.next.Logs = s.traces, s.metrics, s.logs
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, r.Shutdown(context.Background())) })
 	return "http://" + r.addr

@@ -6,13 +6,13 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
 	"github.com/tracegate/tracegate/internal/httpserve"
 	"github.com/tracegate/tracegate/internal/readiness"
+	"github.com/tracegate/tracegate/internal/sharedcomponent"
 	"github.com/tracegate/tracegate/receiver/datakitreceiver/internal/metadata"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver"
 )
@@ -26,9 +26,7 @@ type datakitReceiver struct {
 	telemetry *metadata.TelemetryBuilder
 	slots     chan struct{} // max_concurrent_requests: one token per request being read or decoded
 
-	nextTraces  consumer.Traces
-	nextMetrics consumer.Metrics
-	nextLogs    consumer.Logs
+	next sharedcomponent.Signals // where each signal goes; nil for a signal no pipeline takes
 
 	intake *ddtracereceiver.Intake // Datadog tracers' routes; nil without a traces pipeline
 	server *httpserve.Server
@@ -75,10 +73,10 @@ func (r *datakitReceiver) Start(ctx context.Context, host component.Host) error 
 
 // startIntake builds and starts the ddtrace intake when a traces pipeline takes this receiver.
 func (r *datakitReceiver) startIntake() error {
-	if r.nextTraces == nil {
+	if r.next.Traces == nil {
 		return nil
 	}
-	intake, err := ddtracereceiver.NewIntake(r.cfg.DDTrace, r.set, r.nextTraces)
+	intake, err := ddtracereceiver.NewIntake(r.cfg.DDTrace, r.set, r.next.Traces)
 	if err != nil {
 		return err
 	}
@@ -106,17 +104,17 @@ func (r *datakitReceiver) stopIntake() {
 func (r *datakitReceiver) routes() http.Handler {
 	mux := http.NewServeMux()
 	p := r.cfg.Paths
-	if r.nextTraces != nil {
+	if r.next.Traces != nil {
 		mux.Handle(p.Jaeger, serveSignal(r, p.Jaeger, r.jaegerSignal()))
 		mux.Handle(p.ZipkinV1, serveSignal(r, p.ZipkinV1, r.zipkinSignal(zipkinV1Formats)))
 		mux.Handle(p.ZipkinV2, serveSignal(r, p.ZipkinV2, r.zipkinSignal(zipkinV2Formats)))
 		mux.Handle(p.OTLPPrefix+"/v1/traces", serveSignal(r, p.OTLPPrefix+"/v1/traces", r.otlpTracesSignal()))
 		mux.Handle("/", limitBody(r.intake.Handler(), r.cfg.DDTrace.MaxRequestBodySize))
 	}
-	if r.nextMetrics != nil {
+	if r.next.Metrics != nil {
 		mux.Handle(p.OTLPPrefix+"/v1/metrics", serveSignal(r, p.OTLPPrefix+"/v1/metrics", r.otlpMetricsSignal()))
 	}
-	if r.nextLogs != nil {
+	if r.next.Logs != nil {
 		mux.Handle(p.OTLPPrefix+"/v1/logs", serveSignal(r, p.OTLPPrefix+"/v1/logs", r.otlpLogsSignal()))
 	}
 	return mux
@@ -142,3 +140,6 @@ func (p Paths) routes() []route {
 		{"otlp_prefix", p.OTLPPrefix + "/v1/traces"},
 	}
 }
+
+// NextConsumers are where the receiver's signals go.
+func (r *datakitReceiver) NextConsumers() *sharedcomponent.Signals { return &r.next }

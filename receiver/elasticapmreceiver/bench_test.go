@@ -74,7 +74,7 @@ func benchmarkHandler(b *testing.B, traces int) {
 	body, spans := benchBody(b, traces)
 	r, err := newReceiver(createDefaultConfig().(*Config), metadatatest.NewSettings(componenttest.NewTelemetry()))
 	require.NoError(b, err)
-	r.nextTraces = consumertest.NewNop()
+	r.next.Traces = consumertest.NewNop()
 	h := r.routes()
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))

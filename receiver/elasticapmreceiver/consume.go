@@ -24,11 +24,11 @@ const dataFormat = "elasticapm"
 // later; 400 would tell it the events were bad), a permanent error 500.
 func (r *intakeReceiver) consume(ctx context.Context, d *decoded, res *result) {
 	ev := d.out.Events
-	r.consumeSignal(ctx, res, "traces", r.nextTraces != nil, []convert.EventType{convert.Transaction, convert.Span}, ev,
+	r.consumeSignal(ctx, res, "traces", r.next.Traces != nil, []convert.EventType{convert.Transaction, convert.Span}, ev,
 		func() error { return r.consumeTraces(ctx, d) })
-	r.consumeSignal(ctx, res, "logs", r.nextLogs != nil, []convert.EventType{convert.Error, convert.Log}, ev,
+	r.consumeSignal(ctx, res, "logs", r.next.Logs != nil, []convert.EventType{convert.Error, convert.Log}, ev,
 		func() error { return r.consumeLogs(ctx, d) })
-	r.consumeSignal(ctx, res, "metrics", r.nextMetrics != nil, []convert.EventType{convert.Metricset}, ev,
+	r.consumeSignal(ctx, res, "metrics", r.next.Metrics != nil, []convert.EventType{convert.Metricset}, ev,
 		func() error { return r.consumeMetrics(ctx, d) })
 }
 
@@ -93,21 +93,21 @@ func consumeSignal[T any](ctx context.Context, r *intakeReceiver, d *decoded, si
 
 func (r *intakeReceiver) consumeTraces(ctx context.Context, d *decoded) error {
 	return consumeSignal(ctx, r, d, signal[ptrace.Traces]{
-		start: r.obsrep.StartTracesOp, end: r.obsrep.EndTracesOp, next: r.nextTraces.ConsumeTraces,
+		start: r.obsrep.StartTracesOp, end: r.obsrep.EndTracesOp, next: r.next.Traces.ConsumeTraces,
 		of: func(o *convert.Output) ptrace.Traces { return o.Traces }, items: d.out.Traces.SpanCount(),
 	})
 }
 
 func (r *intakeReceiver) consumeLogs(ctx context.Context, d *decoded) error {
 	return consumeSignal(ctx, r, d, signal[plog.Logs]{
-		start: r.obsrep.StartLogsOp, end: r.obsrep.EndLogsOp, next: r.nextLogs.ConsumeLogs,
+		start: r.obsrep.StartLogsOp, end: r.obsrep.EndLogsOp, next: r.next.Logs.ConsumeLogs,
 		of: func(o *convert.Output) plog.Logs { return o.Logs }, items: d.out.Logs.LogRecordCount(),
 	})
 }
 
 func (r *intakeReceiver) consumeMetrics(ctx context.Context, d *decoded) error {
 	return consumeSignal(ctx, r, d, signal[pmetric.Metrics]{
-		start: r.obsrep.StartMetricsOp, end: r.obsrep.EndMetricsOp, next: r.nextMetrics.ConsumeMetrics,
+		start: r.obsrep.StartMetricsOp, end: r.obsrep.EndMetricsOp, next: r.next.Metrics.ConsumeMetrics,
 		of: func(o *convert.Output) pmetric.Metrics { return o.Metrics }, items: d.out.Metrics.DataPointCount(),
 	})
 }

@@ -1,13 +1,11 @@
 package elasticapmreceiver
 
 import (
-	"context"
 	"runtime"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/tracegate/tracegate/internal/sharedcomponent"
@@ -25,9 +23,9 @@ const (
 // NewFactory returns the elasticapm receiver factory.
 func NewFactory() receiver.Factory {
 	return receiver.NewFactory(metadata.Type, createDefaultConfig,
-		receiver.WithTraces(createTraces, metadata.TracesStability),
-		receiver.WithMetrics(createMetrics, metadata.MetricsStability),
-		receiver.WithLogs(createLogs, metadata.LogsStability))
+		receiver.WithTraces(receivers.CreateTraces, metadata.TracesStability),
+		receiver.WithMetrics(receivers.CreateMetrics, metadata.MetricsStability),
+		receiver.WithLogs(receivers.CreateLogs, metadata.LogsStability))
 }
 
 func createDefaultConfig() component.Config {
@@ -48,43 +46,4 @@ func createDefaultConfig() component.Config {
 }
 
 // receivers holds one receiver (one server) per component id and configuration for all signals.
-var receivers sharedcomponent.Map[instanceKey, *intakeReceiver]
-
-type instanceKey struct {
-	id  component.ID
-	cfg *Config
-}
-
-func shared(set receiver.Settings, cfg component.Config) (*sharedcomponent.Component[*intakeReceiver], error) {
-	c := cfg.(*Config)
-	return receivers.LoadOrStore(instanceKey{id: set.ID, cfg: c}, func() (*intakeReceiver, error) {
-		return newReceiver(c, set)
-	})
-}
-
-func createTraces(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Traces) (receiver.Traces, error) {
-	r, err := shared(set, cfg)
-	if err != nil {
-		return nil, err
-	}
-	r.Unwrap.nextTraces = next
-	return r, nil
-}
-
-func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
-	r, err := shared(set, cfg)
-	if err != nil {
-		return nil, err
-	}
-	r.Unwrap.nextMetrics = next
-	return r, nil
-}
-
-func createLogs(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	r, err := shared(set, cfg)
-	if err != nil {
-		return nil, err
-	}
-	r.Unwrap.nextLogs = next
-	return r, nil
-}
+var receivers = sharedcomponent.Receivers[Config, *intakeReceiver]{New: newReceiver}

@@ -70,9 +70,9 @@ func startReceiverOn(t *testing.T, host component.Host, logger *zap.Logger, muta
 	r, err := newReceiver(cfg, set)
 	require.NoError(t, err)
 	tr := &testReceiver{r: r, traces: new(consumertest.TracesSink), logs: new(consumertest.LogsSink), metrics: new(consumertest.MetricsSink), tel: tel}
-	r.nextTraces, r.nextLogs, r.nextMetrics = tr.traces, tr.logs, tr.metrics
+	r.next.Traces, r.next.Logs, r.next.Metrics = tr.traces, tr.logs, tr.metrics
 	if next != nil {
-		r.nextTraces = next
+		r.next.Traces = next
 	}
 	require.NoError(t, r.Start(context.Background(), host))
 	t.Cleanup(func() { require.NoError(t, r.Shutdown(context.Background())) })
@@ -358,7 +358,7 @@ func TestPipelineRefusals(t *testing.T) {
 // TestNoPipelineForASignal: events of a signal no pipeline takes are acknowledged and counted.
 func TestNoPipelineForASignal(t *testing.T) {
 	tr := startReceiver(t, nil, nil)
-	tr.r.nextLogs = nil
+	tr.r.next.Logs = nil
 	rep := tr.post(t, readTestdata(t, "errors.ndjson"), nil)
 	require.Equal(t, http.StatusAccepted, rep.status, rep.body)
 	metadatatest.AssertEqualReceiverElasticapmEvents(t, tr.tel, []metricdata.DataPoint[int64]{

@@ -7,7 +7,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/tracegate/tracegate/internal/httpserve"
 	"github.com/tracegate/tracegate/internal/readiness"
+	"github.com/tracegate/tracegate/internal/sharedcomponent"
 	"github.com/tracegate/tracegate/internal/warnonce"
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/convert"
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/metadata"
@@ -42,9 +42,7 @@ type intakeReceiver struct {
 	warnings  *warnonce.Warner
 	info      map[string]any // the GET / body
 
-	nextTraces  consumer.Traces
-	nextMetrics consumer.Metrics
-	nextLogs    consumer.Logs
+	next sharedcomponent.Signals // where each signal goes; nil for a signal no pipeline takes
 
 	server *httpserve.Server
 	addr   string // where it listens, once started (tests use port 0)
@@ -113,3 +111,6 @@ type unlimited struct{}
 func (unlimited) Acquire(context.Context, int64) error { return nil }
 func (unlimited) TryAcquire(int64) bool                { return true }
 func (unlimited) Release(int64)                        {}
+
+// NextConsumers are where the receiver's signals go.
+func (r *intakeReceiver) NextConsumers() *sharedcomponent.Signals { return &r.next }
