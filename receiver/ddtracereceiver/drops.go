@@ -21,12 +21,18 @@ import (
 // first of each reason.
 func (r *ddReceiver) countDropped(ctx context.Context, ep endpoint, dropped map[string]int) {
 	for reason, n := range dropped {
-		r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(n), metric.WithAttributes(
-			attribute.String("endpoint", ep.name), attribute.String("outcome", "dropped"), attribute.String("reason", reason),
-		))
-		r.warnings.Warn("dropped_spans/"+reason, "otelcol.receiver.ddtrace.spans{outcome=dropped}", "invalid spans dropped",
+		r.countDroppedSpans(ctx, ep, reason, n)
+		r.warnings.Warn("dropped_spans/"+reason, "otelcol.receiver.ddtrace.spans.dropped", "invalid spans dropped",
 			zap.String("endpoint", ep.name), zap.String("reason", reason), zap.Int("spans", n))
 	}
+}
+
+// countDroppedSpans counts spans dropped before the pipeline saw them: the standard receiver
+// metrics count only what the pipeline took or refused.
+func (r *ddReceiver) countDroppedSpans(ctx context.Context, ep endpoint, reason string, n int) {
+	r.telemetry.ReceiverDdtraceSpansDropped.Add(ctx, int64(n), metric.WithAttributes(
+		attribute.String("endpoint", ep.name), attribute.String("reason", reason),
+	))
 }
 
 // countDroppedEventAttributes counts span event attributes past translator.MaxEventAttributes
@@ -86,8 +92,6 @@ func (r *ddReceiver) filterChunks(ctx context.Context, ep endpoint, payloads []p
 			continue
 		}
 		r.telemetry.ReceiverDdtraceChunksFiltered.Add(ctx, int64(c.Chunks[reason]), filterChunkReasons[reason])
-		r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(c.Spans[reason]), metric.WithAttributes(
-			attribute.String("endpoint", ep.name), attribute.String("outcome", "dropped"), attribute.String("reason", reason.String()),
-		))
+		r.countDroppedSpans(ctx, ep, reason.String(), c.Spans[reason])
 	}
 }

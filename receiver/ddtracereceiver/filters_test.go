@@ -102,13 +102,15 @@ func TestFiltersDropChunksByTheirRoot(t *testing.T) {
 		{Attributes: attribute.NewSet(reason(chunkfilter.MissingRequiredTag)), Value: 2},
 	}, metricdatatest.IgnoreTimestamp())
 	dropped := func(r chunkfilter.Reason, n int64) metricdata.DataPoint[int64] {
-		return metricdata.DataPoint[int64]{Attributes: attribute.NewSet(
-			attribute.String("endpoint", "v0.4"), attribute.String("outcome", "dropped"), reason(r)), Value: n}
+		return metricdata.DataPoint[int64]{Attributes: attribute.NewSet(attribute.String("endpoint", "v0.4"), reason(r)), Value: n}
 	}
-	metadatatest.AssertEqualReceiverDdtraceSpans(t, tel, []metricdata.DataPoint[int64]{
-		{Attributes: attribute.NewSet(attribute.String("endpoint", "v0.4"), attribute.String("outcome", "accepted"), attribute.String("reason", "")), Value: 4},
+	metadatatest.AssertEqualReceiverDdtraceSpansDropped(t, tel, []metricdata.DataPoint[int64]{
 		dropped(chunkfilter.IgnoredResource, 4), dropped(chunkfilter.RejectedTag, 4), dropped(chunkfilter.MissingRequiredTag, 4),
 	}, metricdatatest.IgnoreTimestamp())
+	// What the pipeline took is the standard receiver metric's.
+	accepted, err := tel.GetMetric("otelcol_receiver_accepted_spans")
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), sumInt(t, accepted))
 }
 
 // TestFilteredChunksAreNotRated: rate_by_service counts only what the filters keep, as the agent

@@ -191,13 +191,14 @@ func TestPipelineRefusals(t *testing.T) {
 			assert.Equal(t, tt.wantStatus, rec.Code)
 			assert.Equal(t, tt.wantBody, rec.Body.String())
 			assert.Zero(t, next.SpanCount())
-			// Every refused span is counted: the standard receiver metric and ours.
+			// Every refused span is counted, in the standard receiver metric, and the request by
+			// its cause.
 			refused, err := tel.GetMetric("otelcol_receiver_refused_spans")
 			require.NoError(t, err)
 			assert.Equal(t, int64(3), sumInt(t, refused))
-			ours, err := tel.GetMetric("otelcol.receiver.ddtrace.spans")
+			rejected, err := tel.GetMetric(rejectedMetric)
 			require.NoError(t, err)
-			assert.Equal(t, int64(3), sumInt(t, ours))
+			assert.Equal(t, int64(1), sumInt(t, rejected))
 		})
 	}
 }
@@ -549,15 +550,18 @@ func TestDroppedSpansAreCountedAndLogged(t *testing.T) {
 	require.Equal(t, 200, rec.Code, rec.Body.String())
 	assert.Equal(t, 1, next.SpanCount())
 
-	m, err := tel.GetMetric("otelcol.receiver.ddtrace.spans")
+	m, err := tel.GetMetric("otelcol.receiver.ddtrace.spans.dropped")
 	require.NoError(t, err)
 	got := map[string]int64{}
 	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-		outcome, _ := dp.Attributes.Value("outcome")
+		endpoint, _ := dp.Attributes.Value("endpoint")
 		reason, _ := dp.Attributes.Value("reason")
-		got[outcome.AsString()+"/"+reason.AsString()] += dp.Value
+		got[endpoint.AsString()+"/"+reason.AsString()] += dp.Value
 	}
-	assert.Equal(t, map[string]int64{"accepted/": 1, "dropped/nil_span": 3, "dropped/zero_trace_id": 1}, got)
+	assert.Equal(t, map[string]int64{"v0.4/nil_span": 3, "v0.4/zero_trace_id": 1}, got)
+	accepted, err := tel.GetMetric("otelcol_receiver_accepted_spans")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), sumInt(t, accepted), "the delivered span, in the standard metric")
 	dropped := map[string]int64{}
 	for _, e := range logs.FilterMessage("invalid spans dropped").All() {
 		dropped[e.ContextMap()["reason"].(string)] += e.ContextMap()["spans"].(int64)
@@ -576,7 +580,7 @@ func TestLegacySpansCountNils(t *testing.T) {
 		map[string]string{"Content-Type": "application/json"})
 	require.Equal(t, 200, rec.Code, rec.Body.String())
 	assert.Equal(t, 2, sink.SpanCount())
-	m, err := tel.GetMetric("otelcol.receiver.ddtrace.spans")
+	m, err := tel.GetMetric("otelcol.receiver.ddtrace.spans.dropped")
 	require.NoError(t, err)
 	var nils int64
 	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {

@@ -13,10 +13,10 @@ import (
 
 const rejectedMetric = "otelcol.receiver.ddtrace.requests.rejected"
 
-// reject maps err to the reply (spans: how many the pipeline refused, 0 when it never saw them),
-// counts the request in requests.rejected and warns on the first of its cause; later ones go to
-// the debug log.
-func (r *ddReceiver) reject(ctx context.Context, ep endpoint, realStatus bool, spans int, err error) (int, *reply) {
+// reject maps err to the reply (spans: how many the pipeline refused, 0 when it never saw them,
+// for the log), counts the request in requests.rejected and warns on the first of its cause;
+// later ones go to the debug log.
+func (r *ddReceiver) reject(ctx context.Context, ep endpoint, realStatus bool, spans int, err error) *reply {
 	cause := causeOf(err)
 	rep := replyFor(cause, err, realStatus, r.cfg.RefusalStatus)
 	r.telemetry.ReceiverDdtraceRequestsRejected.Add(ctx, 1, metric.WithAttributes(
@@ -33,5 +33,5 @@ func (r *ddReceiver) reject(ctx context.Context, ep endpoint, realStatus bool, s
 	if !r.warnings.Warn("request/"+cause, rejectedMetric, msg, fields...) {
 		r.set.Logger.Debug(msg, fields...)
 	}
-	return spans, &rep
+	return &rep
 }

@@ -23,13 +23,13 @@ import (
 func (r *ddReceiver) tracesHandler(ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.agentHeaders(w)
-		spans, rep := r.serveTraces(req.Context(), ep, req)
+		rep := r.serveTraces(req.Context(), ep, req)
 		status := http.StatusOK
 		if rep != nil {
 			status = rep.status
 		}
 		writeReply(w, req, ep, status, rep, r.rates)
-		r.countRequest(req.Context(), req, ep, status, spans, rep)
+		r.countRequest(req.Context(), req, ep, status)
 	})
 }
 
@@ -51,31 +51,23 @@ func writeReply(w http.ResponseWriter, req *http.Request, ep endpoint, status in
 	}
 }
 
-// countRequest records the request by status, what the tracer says it dropped, and the spans the
-// pipeline took or refused.
-func (r *ddReceiver) countRequest(ctx context.Context, req *http.Request, ep endpoint, status, spans int, rep *reply) {
-	epAttr := attribute.String("endpoint", ep.name)
+// countRequest records the request by status and what the tracer says it dropped. The spans the
+// pipeline took or refused are the standard receiver metrics' (receiverhelper.ObsReport, in consume).
+func (r *ddReceiver) countRequest(ctx context.Context, req *http.Request, ep endpoint, status int) {
 	statusAttrs := ep.attrs.ok
 	if status != http.StatusOK {
-		statusAttrs = metric.WithAttributes(epAttr, semconv.HTTPResponseStatusCode(status))
+		statusAttrs = metric.WithAttributes(attribute.String("endpoint", ep.name), semconv.HTTPResponseStatusCode(status))
 	}
 	r.telemetry.ReceiverDdtraceRequests.Add(ctx, 1, statusAttrs)
 	if status/100 == 2 {
 		// Only what the tracer takes as delivered: on an error it sends the same counts again.
 		r.countClientDrops(ctx, req, ep)
 	}
-	if spans > 0 {
-		outcomeAttrs := ep.attrs.accepted
-		if rep != nil {
-			outcomeAttrs = metric.WithAttributes(epAttr, attribute.String("outcome", "refused"), attribute.String("reason", ""))
-		}
-		r.telemetry.ReceiverDdtraceSpans.Add(ctx, int64(spans), outcomeAttrs)
-	}
 }
 
-// serveTraces reads, decodes, translates and forwards one request. It returns the number of spans
-// handed to the pipeline and nil, or what went wrong.
-func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Request) (int, *reply) {
+// serveTraces reads, decodes, translates and forwards one request. It returns nil, or what went
+// wrong.
+func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Request) *reply {
 	realStatus := isTruthy(req.Header.Get("Datadog-Send-Real-Http-Status"))
 	if err := checkRequest(ep, req); err != nil {
 		drain(req.Body)
@@ -101,11 +93,10 @@ func (r *ddReceiver) serveTraces(ctx context.Context, ep endpoint, req *http.Req
 	}
 	// Held until the traces were taken (or refused for good): the payload lives until then.
 	defer r.decodeMemory.Release(reserved)
-	spans, err := r.translateAndConsume(ctx, ep, req, buf.Bytes())
-	if err != nil {
+	if spans, err := r.translateAndConsume(ctx, ep, req, buf.Bytes()); err != nil {
 		return r.reject(ctx, ep, realStatus, spans, err)
 	}
-	return spans, nil
+	return nil
 }
 
 // checkRequest refuses what no body can make right: the method, a browser, the media type.

@@ -36,7 +36,7 @@ type TelemetryBuilder struct {
 	ReceiverDdtraceRequestSize            metric.Int64Histogram
 	ReceiverDdtraceRequests               metric.Int64Counter
 	ReceiverDdtraceRequestsRejected       metric.Int64Counter
-	ReceiverDdtraceSpans                  metric.Int64Counter
+	ReceiverDdtraceSpansDropped           metric.Int64Counter
 	ReceiverDdtraceSpansObfuscated        metric.Int64Counter
 	ReceiverDdtraceSpansUnparsableSQL     metric.Int64Counter
 }
@@ -72,7 +72,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ReceiverDdtraceChunksFiltered, err = builder.meter.Int64Counter(
 		"otelcol.receiver.ddtrace.chunks.filtered",
-		metric.WithDescription("Trace chunks dropped by ignore_resources or filter_tags / filter_tags_regex (reason - ignore_resources, filter_tags_reject, filter_tags_require); their spans count in otelcol.receiver.ddtrace.spans with outcome dropped and the same reason. [Alpha]"),
+		metric.WithDescription("Trace chunks dropped by ignore_resources or filter_tags / filter_tags_regex (reason - ignore_resources, filter_tags_reject, filter_tags_require); their spans count in otelcol.receiver.ddtrace.spans.dropped with the same reason. [Alpha]"),
 		metric.WithUnit("{trace}"),
 	)
 	errs = errors.Join(errs, err)
@@ -131,9 +131,9 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{request}"),
 	)
 	errs = errors.Join(errs, err)
-	builder.ReceiverDdtraceSpans, err = builder.meter.Int64Counter(
-		"otelcol.receiver.ddtrace.spans",
-		metric.WithDescription("Spans received by endpoint version and outcome (accepted by the pipeline, refused by it, or dropped as invalid or by a filter, with the reason). [Alpha]"),
+	builder.ReceiverDdtraceSpansDropped, err = builder.meter.Int64Counter(
+		"otelcol.receiver.ddtrace.spans.dropped",
+		metric.WithDescription("Spans received and dropped before the pipeline, by endpoint version and reason - invalid (zero_trace_id, zero_span_id, nil_span) or in a chunk a filter dropped (ignore_resources, filter_tags_reject, filter_tags_require). Spans the pipeline took or refused are in otelcol_receiver_accepted_spans and otelcol_receiver_refused_spans. [Alpha]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)

@@ -24,7 +24,7 @@ func NewSettings(tt *componenttest.Telemetry) receiver.Settings {
 func AssertEqualReceiverDdtraceChunksFiltered(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol.receiver.ddtrace.chunks.filtered",
-		Description: "Trace chunks dropped by ignore_resources or filter_tags / filter_tags_regex (reason - ignore_resources, filter_tags_reject, filter_tags_require); their spans count in otelcol.receiver.ddtrace.spans with outcome dropped and the same reason. [Alpha]",
+		Description: "Trace chunks dropped by ignore_resources or filter_tags / filter_tags_regex (reason - ignore_resources, filter_tags_reject, filter_tags_require); their spans count in otelcol.receiver.ddtrace.spans.dropped with the same reason. [Alpha]",
 		Unit:        "{trace}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -178,10 +178,10 @@ func AssertEqualReceiverDdtraceRequestsRejected(t *testing.T, tt *componenttest.
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
-func AssertEqualReceiverDdtraceSpans(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+func AssertEqualReceiverDdtraceSpansDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
-		Name:        "otelcol.receiver.ddtrace.spans",
-		Description: "Spans received by endpoint version and outcome (accepted by the pipeline, refused by it, or dropped as invalid or by a filter, with the reason). [Alpha]",
+		Name:        "otelcol.receiver.ddtrace.spans.dropped",
+		Description: "Spans received and dropped before the pipeline, by endpoint version and reason - invalid (zero_trace_id, zero_span_id, nil_span) or in a chunk a filter dropped (ignore_resources, filter_tags_reject, filter_tags_require). Spans the pipeline took or refused are in otelcol_receiver_accepted_spans and otelcol_receiver_refused_spans. [Alpha]",
 		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -189,7 +189,7 @@ func AssertEqualReceiverDdtraceSpans(t *testing.T, tt *componenttest.Telemetry, 
 			DataPoints:  dps,
 		},
 	}
-	got, err := tt.GetMetric("otelcol.receiver.ddtrace.spans")
+	got, err := tt.GetMetric("otelcol.receiver.ddtrace.spans.dropped")
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }

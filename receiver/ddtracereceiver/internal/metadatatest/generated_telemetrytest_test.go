@@ -29,7 +29,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ReceiverDdtraceRequestSize.Record(context.Background(), 1)
 	tb.ReceiverDdtraceRequests.Add(context.Background(), 1)
 	tb.ReceiverDdtraceRequestsRejected.Add(context.Background(), 1)
-	tb.ReceiverDdtraceSpans.Add(context.Background(), 1)
+	tb.ReceiverDdtraceSpansDropped.Add(context.Background(), 1)
 	tb.ReceiverDdtraceSpansObfuscated.Add(context.Background(), 1)
 	tb.ReceiverDdtraceSpansUnparsableSQL.Add(context.Background(), 1)
 	AssertEqualReceiverDdtraceChunksFiltered(t, testTel,
@@ -62,7 +62,7 @@ func TestSetupTelemetry(t *testing.T) {
 	AssertEqualReceiverDdtraceRequestsRejected(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
-	AssertEqualReceiverDdtraceSpans(t, testTel,
+	AssertEqualReceiverDdtraceSpansDropped(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverDdtraceSpansObfuscated(t, testTel,
