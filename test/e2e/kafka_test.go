@@ -117,13 +117,15 @@ func TestKafkaGatewayKilledMidStream(t *testing.T) {
 // keeps reading, holds what it read in its buffer, and delivers it once Elasticsearch is back;
 // the agent keeps acknowledging clients throughout.
 func TestKafkaElasticsearchDown(t *testing.T) {
+	// Mostly waiting through the outage: run beside the other waiting tests.
+	t.Parallel()
 	k := startKafkaTiers(t)
 	if err := k.gateway.es.SetRefusing(true); err != nil {
 		t.Fatal(err)
 	}
 	load := newOTLPLoad(k.agent.endpoints.OTLPHTTP)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	load.run(ctx, 4, 50, 50*time.Millisecond)
+	load.run(ctx, 2, 50, 100*time.Millisecond) // ~1,000 spans/s
 	cancel()
 	if n := len(k.gateway.es.Documents()); n != 0 {
 		t.Fatalf("%d documents stored while Elasticsearch refused connections", n)
