@@ -7,8 +7,8 @@ import (
 
 // keyTable maps a fixed set of string keys to values. It is built once and looked up for every
 // tag of every span, so it hashes a key by its length and three of its bytes instead of all of
-// it (as a Go map does): the tables' keys differ there, and a lookup costs a few byte loads and
-// one or two string comparisons.
+// it (as a Go map does): those tell the tables' keys apart well enough that a lookup costs a few
+// byte loads and one or two string comparisons (BenchmarkKeyLookup).
 type keyTable[V any] struct {
 	keyIndex
 	vals []V // by the index of their key
@@ -25,7 +25,9 @@ type keyIndex struct {
 }
 
 // newKeyTable builds the table of m's keys ("" excluded), in key order: the same table every run.
-// Keys past keySlots/4 would make probes long (TestKeyTables checks the tables stay below).
+// More than keySlots/4 keys would make probes long (TestSemconvRulesListEachKeyOnce checks that
+// the tables stay below); keys past keySlots-1 are left out, so that a search always ends at an
+// empty slot.
 func newKeyTable[V any](m map[string]V) *keyTable[V] {
 	t := &keyTable[V]{}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
