@@ -20,6 +20,7 @@ import (
 //	      ┌───────────────────────── queued (queue.go) ─────────────────────────┐
 //	      │  decoded ── breaker open, spill ──▶ serialized (toSerialized: −1)   │
 //	      │  written to the disk log, unread: no batch in memory (release: −1)  │
+//	      │  dropped (drop_oldest): record acknowledged (release: −1)           │
 //	      └──────────────────────────────┬──────────────────────────────────────┘
 //	                                     │ take: the batches and their done go to one worker
 //	                                     ▼
