@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"maps"
 	"os"
@@ -108,7 +109,7 @@ func TestOverlayMovesEveryListener(t *testing.T) {
 			if dd != tt.wantDDTrace || zp != tt.wantExtra || strings.Contains(string(b), "thrift_binary") != tt.wantExtra {
 				t.Errorf("overlay %s", b)
 			}
-			if strings.Contains(string(b), "0.0.0.0") || target(ports, "otlp-http") == "" || ports.Health == "" || (target(ports, "ddtrace-v0.4") != "") != tt.wantDDTrace {
+			if strings.Contains(string(b), "0.0.0.0") || target(ports, "otlp-http", "") == "" || ports.Health == "" || (target(ports, "ddtrace-v0.4", "") != "") != tt.wantDDTrace {
 				t.Errorf("overlay %s, ports %+v", b, ports)
 			}
 		})
@@ -171,7 +172,7 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 // TestSweepFile: the committed sweep files name only collectors and modes the runner has, and
 // every variant becomes one job per protocol.
 func TestSweepFile(t *testing.T) {
-	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml", "apm.yaml", "document-ids.yaml", "sampling.yaml"} {
+	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml", "apm.yaml", "document-ids.yaml", "sampling.yaml", "datakit.yaml"} {
 		vs, err := loadSweep(filepath.Join("..", "configs", file))
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
@@ -200,6 +201,8 @@ func TestSweepFile(t *testing.T) {
 		"variants: [{name: x, collector: tracegate, mode: memory, keep_fraction: 0.1, expect: some}]",
 		"variants: [{name: x, collector: tracegate, mode: memory, against: y}]",
 		"variants: [{name: x, collector: tracegate, mode: memory, against: x}]",
+		"variants: [{name: x, collector: tracegate, mode: memory, target: jaeger}]",
+		"variants: [{name: x, collector: stock, mode: memory, target: datakit}]",
 	} {
 		if err := os.WriteFile(bad, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -250,7 +253,8 @@ func TestFloorInReport(t *testing.T) {
 	md := r.markdown()
 	for _, want := range []string{
 		"| otlp-grpc | none | floor |",
-		"not delivered | – | – |",
+		"| otlp-grpc | none | floor | 1.00 | 3.00 | not delivered | – |",
+		"The same in every run: offered req/s: max;",
 		"| otlp-grpc | memory | tracegate | 1.00 | 3.00 | 9.00 | +0.50 | +6.00 |",
 		"| otlp-grpc | memory | stock | 1.00 | 3.00 | 12.50 | +1.00 | +9.50 |",
 	} {
@@ -258,7 +262,7 @@ func TestFloorInReport(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "| zipkin-json | memory | tracegate | 1.00") {
+	if _, floor, _ := strings.Cut(md, "Latency over the floor"); strings.Contains(floor, "| zipkin-json |") {
 		t.Errorf("zipkin has no floor run but got a floor row:\n%s", md)
 	}
 	if (&report{Section: "## x", Runs: r.Runs[:2]}).floorTable() != "" {
@@ -366,7 +370,10 @@ func TestSpanDocBytesInReport(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
-	for _, header := range []string{runsHeader, ratiosHeader} {
+	_, runs, _ := strings.Cut(md, "\n| protocol | mode | collector |")
+	runs, _, _ = strings.Cut("| protocol | mode | collector |"+runs, "\n")
+	runs += "\n"
+	for _, header := range []string{runs, ratiosHeader} {
 		cells := strings.Count(header, "|")
 		_, table, _ := strings.Cut(md, header)
 		for row := range strings.SplitSeq(table, "\n") {
@@ -620,5 +627,143 @@ func TestErrorsBelowTheTable(t *testing.T) {
 	}
 	if strings.Contains(md, "gave up waiting") || strings.Contains(md, "secret detail") {
 		t.Errorf("report repeats a gave-up run or an error's log:\n%s", md)
+	}
+}
+
+// TestDatakitSweep: the Datakit sweep alternates the protocols' own receivers with the datakit
+// receiver's port, each Datakit variant compared with a standard one of the same configuration,
+// and refuses a protocol Datakit's port does not take.
+func TestDatakitSweep(t *testing.T) {
+	vs, err := loadSweep(filepath.Join("..", "configs", "datakit.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]variant{}
+	for _, v := range vs {
+		byName[v.Name] = v
+	}
+	datakit := 0
+	for _, v := range vs {
+		if v.Collector != "tracegate" || v.Mode != "memory" || len(v.Set) != 0 || len(v.Overlays) != 0 {
+			t.Errorf("variant %q: %s/%s %v %v; want tracegate's memory mode as it is", v.Name, v.Collector, v.Mode, v.Set, v.Overlays)
+		}
+		if v.Target != targetDatakit {
+			continue
+		}
+		datakit++
+		if ref, ok := byName[v.Against]; !ok || ref.Target != "" {
+			t.Errorf("variant %q is compared with %q (target %q); want a variant on the protocol's own port", v.Name, v.Against, ref.Target)
+		}
+	}
+	if datakit < 2 || 2*datakit != len(vs) {
+		t.Errorf("%d Datakit variants of %d; want half of them, at least two", datakit, len(vs))
+	}
+	protocols := []string{"ddtrace-v0.4", "jaeger-thrift-http", "zipkin-json", "otlp-http"}
+	if err := checkVariantProtocols(vs, protocols); err != nil {
+		t.Error(err)
+	}
+	if err := checkVariantProtocols(vs, []string{"otlp-http", "otlp-grpc"}); err == nil || !strings.Contains(err.Error(), "otlp-grpc") {
+		t.Errorf("otlp-grpc to Datakit's port: %v", err)
+	}
+	// Every job of a protocol alternates the two ports.
+	o := options{protocols: protocols, variants: vs}
+	var targets []string
+	for _, j := range jobs(o) {
+		if j.protocol == "zipkin-json" {
+			targets = append(targets, cmp.Or(j.variant.Target, "-"))
+		}
+	}
+	if got := strings.Join(targets, " "); got != "- datakit datakit - - datakit" {
+		t.Errorf("zipkin-json's jobs send to %q", got)
+	}
+}
+
+// TestDatakitTarget: a variant for Datakit's port sends to the datakit receiver, whatever the
+// protocol; the others to the protocol's own receiver.
+func TestDatakitTarget(t *testing.T) {
+	ports, _, err := overlayFor("tracegate", "bench/configs/tracegate-memory.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ports.Datakit == "" {
+		t.Fatal("no datakit receiver in tracegate's port overlay")
+	}
+	for _, p := range []string{"ddtrace-v0.4", "jaeger-thrift-http", "zipkin-json", "otlp-http"} {
+		if got := target(ports, p, targetDatakit); got != ports.Datakit {
+			t.Errorf("%s to Datakit's port: %s, want %s", p, got, ports.Datakit)
+		}
+		if got := target(ports, p, ""); got == ports.Datakit || got == "" {
+			t.Errorf("%s to its own port: %s", p, got)
+		}
+	}
+}
+
+// TestDatakitTable: -table datakit prints Datakit's report's columns, one row per run with its
+// ratio to the run it is compared with, and the geometric mean of each comparison's pairs.
+func TestDatakitTable(t *testing.T) {
+	v := func(name, against string, perCore float64) run {
+		r := run{
+			Collector: "tracegate", Mode: "memory", Protocol: "jaeger-thrift-http", Variant: name, Against: against,
+			AcceptedSpansPerCoreSec: perCore, SpansPerCoreSec: perCore, CPUPercent: 99, PeakRSSMB: 80.4,
+		}
+		r.Gen.Requests, r.Gen.Status.OK, r.Gen.Bytes, r.Gen.BytesPerRequest = 100000, 100000, 511170000, 5111.7
+		r.Gen.Latency.Mean, r.Gen.Latency.P99 = 24.904, 60
+		return r
+	}
+	r := &report{Section: "## x", Table: tableDatakit, Runs: []run{
+		v("standard port", "", 20000),
+		v("Datakit port", "standard port", 19000),
+		v("Datakit port, again", "standard port, again", 21000),
+		v("standard port, again", "", 20000),
+	}}
+	r.Runs[3].Gen.Status.OK = 99990
+	r.Runs[3].Error = "10 of 1000000 acknowledged spans " + gaveUp
+	md := r.markdown()
+	for _, want := range []string{
+		"| jaeger-thrift-http | standard port | 99 | 80 | 100.00 | 511.2 | 5.11 | 24.90 | 60.00 | 20000 | – |",
+		"| jaeger-thrift-http | Datakit port | 99 | 80 | 100.00 | 511.2 | 5.11 | 24.90 | 60.00 | 19000 | 0.95 |",
+		"| jaeger-thrift-http | standard port, again | 99 | 80 | 100.00 (10 not 2xx) | 511.2 | 5.11 | 24.90 | 60.00 | 20000 ⚠ | – |",
+		// The failed pair is left out of the mean.
+		"| jaeger-thrift-http | Datakit port | standard port | 1 | 0.95 | 0.95 | 1.00 | 1.00 | 1.00 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, runsHeader) || strings.Contains(md, comparisonHeader) {
+		t.Errorf("the Datakit table comes with the full tables:\n%s", md)
+	}
+	for _, header := range []string{datakitHeader, meansHeader} {
+		_, table, ok := strings.Cut(md, header)
+		if !ok {
+			t.Fatalf("no %q in:\n%s", header, md)
+		}
+		for row := range strings.SplitSeq(table, "\n") {
+			if !strings.HasPrefix(row, "|") {
+				break
+			}
+			if n, want := strings.Count(row, "|"), strings.Count(header, "|"); n != want {
+				t.Errorf("row has %d bars, header %d: %s", n, want, row)
+			}
+		}
+	}
+}
+
+// TestMarkdownTableLeavesOutConstantColumns: a column with one value in every row is stated
+// once below the table instead of in every row, but not one of the first keep columns, and not
+// in a table of one row; the alignment row follows the columns kept.
+func TestMarkdownTableLeavesOutConstantColumns(t *testing.T) {
+	header := "| protocol | mode | offered | p99 ms | 429 |\n"
+	rows := [][]string{{"otlp-grpc", "memory", "max", "9.50", "0"}, {"otlp-grpc", "memory", "max", "12.00", "0"}}
+	want := "| protocol | mode | p99 ms |\n|---|---|--:|\n| otlp-grpc | memory | 9.50 |\n| otlp-grpc | memory | 12.00 |\n" +
+		"\nThe same in every run: offered: max; 429: 0.\n"
+	if got := markdownTable(header, 2, 2, rows); got != want {
+		t.Errorf("table\n%s\nwant\n%s", got, want)
+	}
+	if got := markdownTable(header, 2, 2, rows[:1]); !strings.Contains(got, "| otlp-grpc | memory | max | 9.50 | 0 |") || strings.Contains(got, "The same") {
+		t.Errorf("a table of one row lost a column:\n%s", got)
+	}
+	if got := markdownTable(header, 3, 0, rows); !strings.HasPrefix(got, "| p99 ms |\n|--:|\n") {
+		t.Errorf("constant left columns: %s", got)
 	}
 }

@@ -30,7 +30,13 @@ type variant struct {
 	// report's comparison table. Variants named alike up to a comma ("x", "x, again") are pairs
 	// of one comparison, summed up by a geometric mean.
 	Against string `yaml:"against"`
+	// Target is where tracegen sends: "" for the protocol's own receiver, "datakit" for the
+	// datakit receiver's port and its path for the protocol (loadgen.DatakitPath).
+	Target string `yaml:"target"`
 }
+
+// targetDatakit is variant.Target for the datakit receiver's port.
+const targetDatakit = "datakit"
 
 // What a run with a keep fraction expects in Elasticsearch (variant.Expect).
 const (
@@ -80,6 +86,12 @@ func loadSweep(path string) ([]variant, error) {
 		case v.Expect != "" && v.Expect != expectKept && v.Expect != expectAll:
 			return nil, fmt.Errorf("%s: variant %q: expect must be %q or %q, got %q", path, v.Name, expectKept, expectAll, v.Expect)
 		}
+		switch {
+		case v.Target != "" && v.Target != targetDatakit:
+			return nil, fmt.Errorf("%s: variant %q: target must be empty or %q, got %q", path, v.Name, targetDatakit, v.Target)
+		case v.Target == targetDatakit && v.Collector == "stock":
+			return nil, fmt.Errorf("%s: variant %q: target %q: the stock build has no datakit receiver", path, v.Name, v.Target)
+		}
 		if v.Against != "" && (v.Against == v.Name || !names[v.Against]) {
 			return nil, fmt.Errorf("%s: variant %q: against %q names no other variant", path, v.Name, v.Against)
 		}
@@ -88,12 +100,17 @@ func loadSweep(path string) ([]variant, error) {
 }
 
 // checkVariantProtocols refuses a sweep whose variants with a keep fraction would run a protocol
-// without a sampling priority.
+// without a sampling priority, or whose variants for Datakit's port a protocol it does not take.
 func checkVariantProtocols(variants []variant, protocols []string) error {
 	for _, v := range variants {
 		for _, p := range protocols {
 			if err := loadgen.CheckKeepFraction(p, v.KeepFraction); err != nil {
 				return fmt.Errorf("sweep variant %q: keep_fraction: %w", v.Name, err)
+			}
+			if v.Target == targetDatakit {
+				if _, err := loadgen.DatakitPath(p); err != nil {
+					return fmt.Errorf("sweep variant %q: target %s: %w", v.Name, v.Target, err)
+				}
 			}
 		}
 	}

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,6 +103,8 @@ type options struct {
 	collectorEnv []string
 	// featureGates is passed to every collector as --feature-gates (e.g. pdata.useProtoPooling).
 	featureGates string
+	// table is the runs table's format (report.Table).
+	table string
 }
 
 func main() {
@@ -159,9 +162,13 @@ func mainErr() error {
 	})
 	flag.StringVar(&o.featureGates, "feature-gates", "", "passed to every collector as --feature-gates, e.g. pdata.useProtoPooling")
 	flag.StringVar(&sweepPath, "sweep", "", "a sweep file (bench/configs/sweep.yaml): run its variants instead of collectors x modes")
+	flag.StringVar(&o.table, "table", "", "the runs table's columns: every measure (default), or "+tableDatakit+": Datakit's report's (CPU, memory, requests, data sent, request size, latency), spans per core and the ratio to the variant's against:")
 	var render bool
 	flag.BoolVar(&render, "render", false, "run nothing: rewrite the -section of -md from the -json results file (after a change to the report's format)")
 	flag.Parse()
+	if o.table != "" && o.table != tableDatakit {
+		return fmt.Errorf("-table: want %q or nothing, got %q", tableDatakit, o.table)
+	}
 	if render {
 		return renderSection(o)
 	}
@@ -278,15 +285,18 @@ func checkRun(r *run) string {
 }
 
 // renderSection rewrites the Markdown section o.section from the results file o.jsonPath, which it
-// leaves as it is unless o.label gives the report a new note.
+// leaves as it is unless o.label gives the report a new note or o.table a new table format.
 func renderSection(o options) error {
 	rep, err := loadReport(fromRoot(o.root, o.jsonPath))
 	if err != nil {
 		return err
 	}
 	rep.Section = o.section
-	if o.label != "" {
-		rep.Label = o.label
+	if o.table != "" {
+		rep.Table = o.table
+	}
+	if o.label != "" || o.table != "" {
+		rep.Label = cmp.Or(o.label, rep.Label)
 		b, err := encodeResults(rep)
 		if err != nil {
 			return err
@@ -377,6 +387,8 @@ type run struct {
 	KeepFraction float64 `json:"keep_fraction,omitempty"`
 	Expect       string  `json:"expect,omitempty"`
 	Against      string  `json:"against,omitempty"`
+	// Target is the variant's: "datakit" when tracegen sent to the datakit receiver's port.
+	Target string `json:"target,omitempty"`
 	// ExpectedSpans is what the run waited for in Elasticsearch (expectedSpans). LateSpans arrived
 	// in the lateWindow after it was reached, counted in runs that expect the kept traces only:
 	// any is a rejected trace stored.
@@ -456,7 +468,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	sets := append(append([]string(nil), o.sets...), j.variant.Set...)
 	r = run{
 		Collector: coll, Mode: mode, Protocol: protocol, Config: cfg, Variant: j.variant.Name, Settings: j.variant.Set, Overlays: j.variant.Overlays, Rate: o.rate,
-		KeepFraction: j.variant.KeepFraction, Expect: j.variant.Expect, Against: j.variant.Against,
+		KeepFraction: j.variant.KeepFraction, Expect: j.variant.Expect, Against: j.variant.Against, Target: j.variant.Target,
 	}
 	fail := func(err error) run { r.Error = err.Error(); return r }
 	if o.rateFraction > 0 {
@@ -525,11 +537,14 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	pid := proc.Pid()
 
 	genArgs := []string{
-		"-protocol", protocol, "-target", target(ports, protocol), "-c", strconv.Itoa(o.conc), "-n", strconv.Itoa(o.requests),
+		"-protocol", protocol, "-target", target(ports, protocol, j.variant.Target), "-c", strconv.Itoa(o.conc), "-n", strconv.Itoa(o.requests),
 		"-spans", strconv.Itoa(o.spans), "-service", "bench-" + protocol, "-json", "-",
 		// One seed for every run: both collectors get the same payloads (trace ids differ per
 		// request anyway, from the seed and the request's number).
 		"-seed", "20261130",
+	}
+	if j.variant.Target == targetDatakit {
+		genArgs = append(genArgs, "-datakit")
 	}
 	if r.Rate > 0 {
 		genArgs = append(genArgs, "-rate", fmt.Sprintf("%.0f", r.Rate))
@@ -806,8 +821,12 @@ func spansIn(st esstandin.Stats) int {
 	return n
 }
 
-// target is the address tracegen sends protocol to.
-func target(l collectorproc.Listeners, protocol string) string {
+// target is the address tracegen sends protocol to: its receiver's, or with to "datakit" the
+// datakit receiver's.
+func target(l collectorproc.Listeners, protocol, to string) string {
+	if to == targetDatakit {
+		return l.Datakit
+	}
 	switch protocol {
 	case loadgen.OTLPGRPC:
 		return l.OTLPGRPC

@@ -8,6 +8,7 @@
 //	tracegen -protocol zipkin-json -target host:9411 -rate 2000 -duration 60s -json out.json
 //	tracegen -protocol otlp-grpc -rate 1301 -duration 30s -timeline  # p50/p99/max of each second
 //	tracegen -protocol ddtrace-v0.4 -keep-fraction 0.1                # 1 trace in 10 priority 2, the rest -1
+//	tracegen -protocol jaeger-thrift-http -datakit                    # to Datakit's port and path: localhost:9529/apis/traces
 package main
 
 import (
@@ -55,6 +56,7 @@ func run(args []string, stdout io.Writer) error {
 	seed := fs.Uint64("seed", 0, "random seed (0: from the clock)")
 	jsonOut := fs.String("json", "", "write the results as JSON to this file (- for stdout, then no text summary)")
 	timeline := fs.Bool("timeline", false, "also print the latency of each second of the run (the JSON always has it)")
+	datakit := fs.Bool("datakit", false, "send to Datakit's port ("+loadgen.DatakitPort+" unless -target) at its path for the protocol: ddtrace /v0.4|/v0.5/traces, jaeger-thrift-http /apis/traces, zipkin /api/v2/spans, otlp-http /otel/v1/traces")
 	keepFraction := fs.Float64("keep-fraction", 0, "ddtrace protocols only: this share of the traces, picked from their trace id, carry sampling priority 2 (user keep) and the rest -1 (user reject), as a tracer at DD_TRACE_SAMPLE_RATE sends them; 0: every trace priority 1")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,7 +65,7 @@ func run(args []string, stdout io.Writer) error {
 	if *protocols == "all" {
 		list = loadgen.Protocols()
 	}
-	targets, err := parseTargets(*target, list, *host)
+	targets, err := parseTargets(*target, list, *host, *datakit)
 	if err != nil {
 		return err
 	}
@@ -77,7 +79,7 @@ func run(args []string, stdout io.Writer) error {
 	var results []*loadgen.Result
 	for _, p := range list {
 		res, err := loadgen.Run(ctx, loadgen.Config{
-			Protocol: p, Target: targets[p], Concurrency: *conc, Requests: *requests,
+			Protocol: p, Target: targets[p], Datakit: *datakit, Concurrency: *conc, Requests: *requests,
 			Duration: *duration, Spans: *spans, Rate: *rate, PoolSize: *pool, Service: *service, Seed: *seed, Timeout: *timeout,
 			KeepFraction: *keepFraction,
 		})
@@ -108,13 +110,19 @@ func run(args []string, stdout io.Writer) error {
 }
 
 // parseTargets maps each protocol to its address: one -target for a single protocol, or
-// protocol=host:port pairs, or the standard ports on host.
-func parseTargets(flagValue string, protocols []string, host string) (map[string]string, error) {
+// protocol=host:port pairs, or the standard ports on host (Datakit's port with datakit).
+func parseTargets(flagValue string, protocols []string, host string, datakit bool) (map[string]string, error) {
 	out := map[string]string{}
 	for _, p := range protocols {
 		port, ok := defaultPorts[p]
 		if !ok {
 			return nil, fmt.Errorf("unknown protocol %q (want one of %s)", p, strings.Join(loadgen.Protocols(), ", "))
+		}
+		if datakit {
+			if _, err := loadgen.DatakitPath(p); err != nil {
+				return nil, fmt.Errorf("-datakit: %w", err)
+			}
+			port = loadgen.DatakitPort
 		}
 		out[p] = host + ":" + port
 	}
@@ -146,8 +154,8 @@ func printTimeline(w io.Writer, r *loadgen.Result) {
 }
 
 func printSummary(w io.Writer, r *loadgen.Result) {
-	fmt.Fprintf(w, "%s -> %s: %d requests x %d spans from %d clients in %.2fs: %.0f req/s, %.0f spans/s, %.2f KB/request, %.1f MB\n",
-		r.Protocol, r.Target, r.Requests, r.SpansPerRequest, r.Concurrency, r.ElapsedSeconds, r.RequestsPerSec, r.SpansPerSec,
+	fmt.Fprintf(w, "%s -> %s%s: %d requests x %d spans from %d clients in %.2fs: %.0f req/s, %.0f spans/s, %.2f KB/request, %.1f MB\n",
+		r.Protocol, r.Target, r.Path, r.Requests, r.SpansPerRequest, r.Concurrency, r.ElapsedSeconds, r.RequestsPerSec, r.SpansPerSec,
 		r.BytesPerRequest/1024, float64(r.Bytes)/1e6)
 	fmt.Fprintf(w, "  latency ms: mean %.2f  p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n", r.Latency.Mean, r.Latency.P50, r.Latency.P90, r.Latency.P99, r.Latency.Max)
 	if r.KeepFraction > 0 {

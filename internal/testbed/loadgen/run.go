@@ -24,6 +24,9 @@ type Config struct {
 	Protocol string
 	// Target is host:port of the protocol's receiver.
 	Target string
+	// Datakit sends the protocol's requests to the path Datakit serves its encoding at
+	// (DatakitPath) instead of its own receiver's; Target is then Datakit's port.
+	Datakit bool
 	// Concurrency workers each send Requests requests (closed loop), unless Duration is set: then
 	// they send until it ends.
 	Concurrency int
@@ -51,6 +54,8 @@ type Config struct {
 type Result struct {
 	Protocol        string  `json:"protocol"`
 	Target          string  `json:"target"`
+	Datakit         bool    `json:"datakit,omitempty"` // sent to Datakit's path (Config.Datakit)
+	Path            string  `json:"path,omitempty"`    // the URL path of an HTTP protocol
 	Concurrency     int     `json:"concurrency"`
 	SpansPerRequest int     `json:"spans_per_request"`
 	Rate            float64 `json:"rate,omitempty"`
@@ -96,24 +101,33 @@ const (
 )
 
 func newSender(c Config) (sender, error) {
+	if c.Datakit {
+		if _, err := DatakitPath(c.Protocol); err != nil {
+			return nil, err
+		}
+	}
 	switch c.Protocol {
 	case OTLPGRPC:
 		return newGRPCSender(c)
 	case JaegerUDPCompact:
 		return &udpSender{target: c.Target}, nil
 	case DDTraceV04, DDTraceV05, JaegerThriftHTTP, ZipkinJSON, ZipkinProto, OTLPHTTP, ElasticAPMIntake:
-		return newHTTPSender(c), nil
+		p, err := urlPath(c)
+		if err != nil {
+			return nil, err
+		}
+		return newHTTPSender(c, p), nil
 	}
 	return nil, fmt.Errorf("unknown protocol %q (want one of %v)", c.Protocol, Protocols())
 }
 
 type httpSender struct {
-	client   *http.Client
-	url      string
-	protocol string
+	client    *http.Client
+	url, path string
+	protocol  string
 }
 
-func newHTTPSender(c Config) *httpSender {
+func newHTTPSender(c Config, p string) *httpSender {
 	tr := &http.Transport{
 		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -122,7 +136,7 @@ func newHTTPSender(c Config) *httpSender {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	return &httpSender{client: &http.Client{Transport: tr, Timeout: c.Timeout}, url: "http://" + c.Target + path(c.Protocol), protocol: c.Protocol}
+	return &httpSender{client: &http.Client{Transport: tr, Timeout: c.Timeout}, url: "http://" + c.Target + p, path: p, protocol: c.Protocol}
 }
 
 func (s *httpSender) send(ctx context.Context, r *Request) (string, int, error) {
@@ -442,7 +456,10 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	out := &Result{
 		Protocol: c.Protocol, Target: c.Target, Concurrency: c.Concurrency, SpansPerRequest: c.Spans, Rate: c.Rate,
-		KeepFraction: c.KeepFraction, Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds(),
+		KeepFraction: c.KeepFraction, Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds(), Datakit: c.Datakit,
+	}
+	if h, ok := snd.(*httpSender); ok {
+		out.Path = h.path
 	}
 	all := make([]time.Duration, len(timed)) // the missed requests too
 	for i, t := range timed {
