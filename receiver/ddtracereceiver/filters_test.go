@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/confmap/xconfmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
+	"github.com/tracegate/tracegate/internal/configtest"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/chunkfilter"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadata"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadatatest"
@@ -25,13 +25,7 @@ import (
 // loadFilters is the named ddtrace section of testdata/filters.yaml.
 func loadFilters(t *testing.T, name string) *Config {
 	t.Helper()
-	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "filters.yaml"))
-	require.NoError(t, err)
-	cfg := createDefaultConfig().(*Config)
-	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
-	require.NoError(t, err)
-	require.NoError(t, sub.Unmarshal(cfg))
-	return cfg
+	return configtest.Load(t, filepath.Join("testdata", "filters.yaml"), component.NewIDWithName(metadata.Type, name), createDefaultConfig().(*Config))
 }
 
 func TestFiltersConfig(t *testing.T) {
