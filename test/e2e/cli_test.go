@@ -116,7 +116,7 @@ func TestValidateConfigs(t *testing.T) {
 		}
 	})
 	for _, c := range []struct{ file, want string }{
-		{"testdata/unknown-component.yaml", `unknown type: "kafka"`},
+		{"testdata/unknown-component.yaml", `unknown type: "splunk_hec"`},
 		{"testdata/invalid-batch.yaml", "send_batch_max_size must be greater or equal to send_batch_size"},
 		{"testdata/missing.yaml", "no such file or directory"},
 	} {
