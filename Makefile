@@ -139,7 +139,7 @@ es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:92
 # (<name> is the target without "bench-"; `make bench` writes pipeline.jsonl). The rate-limited
 # runs read the saturation rates `make bench` measured. Long; not part of `make test`.
 BENCH_FLAGS ?=
-BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-intake bench-sampling bench-datakit
+BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-intake bench-sampling bench-datakit bench-kafka
 
 bench_ARGS  =
 bench_TITLE = Pipeline benchmarks
@@ -187,6 +187,10 @@ bench-sampling_HELP  = spans per core with the tracers' priority honoured (1 tra
 bench-datakit_ARGS  = -sweep bench/configs/datakit.yaml -protocols ddtrace-v0.4,jaeger-thrift-http,zipkin-json,otlp-http -table datakit -check
 bench-datakit_TITLE = Datakit's port against each protocol's own
 bench-datakit_HELP  = spans per core through the datakit receiver's paths against the same encodings to their own receivers, alternated (memory mode)
+
+bench-kafka_ARGS  = -sweep bench/configs/kafka.yaml -protocols otlp-http,ddtrace-v0.4 -duration 30s -table datakit -check
+bench-kafka_TITLE = Kafka tier: agent and gateway per core, delivery time
+bench-kafka_HELP  = spans per core of the Kafka agent (clients to Kafka) and gateway (Kafka to Elasticsearch) against configs/default.yaml direct, and the time from acknowledgement to Elasticsearch through both (in-process Kafka)
 
 bench_results = bench/results/$(if $(filter bench,$(1)),pipeline,$(1:bench-%=%)).jsonl
 

@@ -11,9 +11,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/tracegate/tracegate/internal/testbed/collectorproc"
 	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 )
 
@@ -172,7 +174,7 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 // TestSweepFile: the committed sweep files name only collectors and modes the runner has, and
 // every variant becomes one job per protocol.
 func TestSweepFile(t *testing.T) {
-	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml", "apm.yaml", "document-ids.yaml", "sampling.yaml", "datakit.yaml"} {
+	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml", "apm.yaml", "document-ids.yaml", "sampling.yaml", "datakit.yaml", "kafka.yaml"} {
 		vs, err := loadSweep(filepath.Join("..", "configs", file))
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
@@ -203,6 +205,15 @@ func TestSweepFile(t *testing.T) {
 		"variants: [{name: x, collector: tracegate, mode: memory, against: x}]",
 		"variants: [{name: x, collector: tracegate, mode: memory, target: jaeger}]",
 		"variants: [{name: x, collector: stock, mode: memory, target: datakit}]",
+		"variants: [{name: x, collector: tracegate, mode: overflow, kafka: broker}]",
+		"variants: [{name: x, collector: stock, mode: memory, kafka: agent}]",
+		"variants: [{name: x, collector: tracegate, mode: overflow, kafka: gateway, overlays: [configs/elasticsearch/apm.yaml]}]",
+		"variants: [{name: x, collector: tracegate, mode: overflow, kafka: agent, keep_fraction: 0.1}]",
+		"variants: [{name: x, collector: tracegate, mode: overflow, kafka: agent, delivery_latency: true}]",
+		"variants: [{name: x, collector: tracegate, mode: overflow}, {name: y, collector: tracegate, mode: overflow, rate_of: x}]",
+		"variants: [{name: x, collector: tracegate, mode: overflow, rate_fraction: 0.5}]",
+		"variants: [{name: x, collector: tracegate, mode: overflow, rate_of: y, rate_fraction: 0.5}, {name: y, collector: tracegate, mode: overflow}]",
+		"variants: [{name: x, collector: tracegate, mode: overflow}, {name: y, collector: tracegate, mode: overflow, rate_of: x, rate_fraction: 2}]",
 	} {
 		if err := os.WriteFile(bad, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -295,10 +306,10 @@ func TestHalfRate(t *testing.T) {
 }
 
 // TestWarmUpArgs: the warm-up sends -n requests per client as fast as it can, whatever the
-// measurement's -duration and -rate.
+// measurement's -duration and -rate, with trace ids of its own and no acknowledgement log.
 func TestWarmUpArgs(t *testing.T) {
-	args := []string{"-c", "1", "bin/tracegen", "-protocol", "otlp-http", "-c", "100", "-n", "1000", "-duration", "30s", "-rate", "500", "-json", "-"}
-	got := strings.Join(genArgsWith(withoutFlag(withoutFlag(args, "-duration"), "-rate"), "-n", "5"), " ")
+	args := []string{"-c", "1", "bin/tracegen", "-protocol", "otlp-http", "-c", "100", "-n", "1000", "-seed", "7", "-duration", "30s", "-rate", "500", "-json", "-", "-acks", "/tmp/a"}
+	got := strings.Join(warmUpArgs(args, 5), " ")
 	want := "-c 1 bin/tracegen -protocol otlp-http -c 100 -n 5 -json -"
 	if got != want {
 		t.Errorf("warm-up args %q, want %q", got, want)
@@ -319,7 +330,7 @@ func TestUnderRoot(t *testing.T) {
 
 // TestSeparatorMatchesHeader: each table's alignment row has one cell per header cell.
 func TestSeparatorMatchesHeader(t *testing.T) {
-	for _, h := range []string{runsHeader, ratiosHeader} {
+	for _, h := range []string{runsHeader, ratiosHeader, datakitHeader, meansHeader, deliveryHeader} {
 		if got, want := strings.Count(separator(h, 2), "|"), strings.Count(h, "|"); got != want {
 			t.Errorf("separator has %d bars, header %d: %s", got, want, h)
 		}
@@ -746,6 +757,27 @@ func TestDatakitTable(t *testing.T) {
 				t.Errorf("row has %d bars, header %d: %s", n, want, row)
 			}
 		}
+	}
+}
+
+// TestGenCommand: tracegen runs pinned to the client's CPU, a Datakit variant's load goes to the
+// datakit receiver's port with -datakit, and a fixed rate, a duration and an acknowledgement log
+// are passed on.
+func TestGenCommand(t *testing.T) {
+	ports := collectorproc.Listeners{OTLPHTTP: "127.0.0.1:4318", Datakit: "127.0.0.1:9529"}
+	o := options{root: "/repo", gen: "bin/tracegen", conc: 100, requests: 1000, spans: 10, clientCPU: 1, duration: 30 * time.Second}
+	name, args := genCommand(o, job{protocol: "otlp-http", variant: variant{Target: targetDatakit}}, &run{Rate: 1500.4}, ports, "/tmp/acks")
+	got := name + " " + strings.Join(args, " ")
+	for _, want := range []string{"taskset -c 1 /repo/bin/tracegen -protocol otlp-http -target 127.0.0.1:9529 ", " -datakit", " -rate 1500", " -duration 30s", " -acks /tmp/acks"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	o.clientCPU, o.duration = -1, 0
+	name, args = genCommand(o, job{protocol: "otlp-http"}, &run{}, ports, "")
+	got = name + " " + strings.Join(args, " ")
+	if !strings.HasPrefix(got, "/repo/bin/tracegen -protocol otlp-http -target 127.0.0.1:4318 ") || strings.Contains(got, "-datakit") || strings.Contains(got, "-rate") || strings.Contains(got, "-acks") {
+		t.Errorf("unpinned, closed loop, own port: %q", got)
 	}
 }
 

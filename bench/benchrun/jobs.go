@@ -33,6 +33,17 @@ type variant struct {
 	// Target is where tracegen sends: "" for the protocol's own receiver, "datakit" for the
 	// datakit receiver's port and its path for the protocol (loadgen.DatakitPath).
 	Target string `yaml:"target"`
+	// Kafka runs a tier of configs/kafka/ with Kafka in this process (kafkaAgent, kafkaGateway,
+	// kafkaTiers) on the mode's configuration; its overlays are the tiers' own.
+	Kafka string `yaml:"kafka"`
+	// RateFraction > 0 offers this fraction of the saturation rate of the variant RateOf names:
+	// the mean acknowledged spans/s of its runs (and those of its pairs, "x, again"), same
+	// protocol, measured earlier in the same run.
+	RateFraction float64 `yaml:"rate_fraction"`
+	RateOf       string  `yaml:"rate_of"`
+	// DeliveryLatency times every span from its request's acknowledgement to its arrival in the
+	// stand-in.
+	DeliveryLatency bool `yaml:"delivery_latency"`
 }
 
 // targetDatakit is variant.Target for the datakit receiver's port.
@@ -67,6 +78,7 @@ func loadSweep(path string) ([]variant, error) {
 	for _, v := range f.Variants {
 		names[v.Name] = true
 	}
+	earlier := map[string]bool{}
 	for i := range f.Variants {
 		v := &f.Variants[i]
 		if v.Name == "" {
@@ -95,8 +107,42 @@ func loadSweep(path string) ([]variant, error) {
 		if v.Against != "" && (v.Against == v.Name || !names[v.Against]) {
 			return nil, fmt.Errorf("%s: variant %q: against %q names no other variant", path, v.Name, v.Against)
 		}
+		if err := checkKafkaVariant(v); err != nil {
+			return nil, fmt.Errorf("%s: variant %q: %w", path, v.Name, err)
+		}
+		switch {
+		case (v.RateOf == "") != (v.RateFraction == 0):
+			return nil, fmt.Errorf("%s: variant %q: rate_of and rate_fraction go together", path, v.Name)
+		case v.RateOf != "" && !earlier[v.RateOf]:
+			return nil, fmt.Errorf("%s: variant %q: rate_of %q names no variant before it", path, v.Name, v.RateOf)
+		case v.RateFraction < 0 || v.RateFraction > 1:
+			return nil, fmt.Errorf("%s: variant %q: rate_fraction must be above 0 and at most 1, got %g", path, v.Name, v.RateFraction)
+		}
+		earlier[v.Name] = true
 	}
 	return f.Variants, nil
+}
+
+// checkKafkaVariant refuses what a variant's Kafka tier cannot measure.
+func checkKafkaVariant(v *variant) error {
+	switch v.Kafka {
+	case "":
+		return nil
+	case kafkaAgent, kafkaGateway, kafkaTiers:
+	default:
+		return fmt.Errorf("kafka must be %q, %q or %q, got %q", kafkaAgent, kafkaGateway, kafkaTiers, v.Kafka)
+	}
+	switch {
+	case v.Collector != "tracegate":
+		return fmt.Errorf("kafka %s: only tracegate has the Kafka components", v.Kafka)
+	case len(v.Overlays) > 0:
+		return fmt.Errorf("kafka %s: no overlays (the tiers' are configs/kafka/*.yaml)", v.Kafka)
+	case v.KeepFraction > 0:
+		return fmt.Errorf("kafka %s: no keep_fraction (the agent stores every trace in Kafka)", v.Kafka)
+	case v.DeliveryLatency && v.Kafka != kafkaTiers:
+		return fmt.Errorf("kafka %s: delivery_latency needs the clients' acknowledgements and the stand-in in one run (kafka %s)", v.Kafka, kafkaTiers)
+	}
+	return nil
 }
 
 // checkVariantProtocols refuses a sweep whose variants with a keep fraction would run a protocol
@@ -135,6 +181,10 @@ func expectedSpans(coll string, v variant, g loadgen.Result) int {
 type job struct {
 	coll, mode, protocol, cfg string
 	variant                   variant
+	// rate is the variant's offered rate (rate_of), known once the run it refers to is done;
+	// rateErr says why there is none.
+	rate    float64
+	rateErr error
 }
 
 // jobs lists the measurements in table order: mode, protocol, collector — or, for a sweep, each
@@ -189,6 +239,30 @@ func halfRate(sat *report, protocol string, fraction float64) (float64, error) {
 		return 0, fmt.Errorf("the saturation report (%s) has no closed-loop stock nobuffer run of %s", sat.Date.Format("2006-01-02 15:04"), ref)
 	}
 	return fraction * x.E2ESpansPerSec / float64(sat.Spans), nil
+}
+
+// variantRate is the request rate j's variant offers: rate_fraction of the mean acknowledged
+// spans/s of the rate_of comparison's closed-loop runs of the same protocol so far in rep (the
+// variant it names and those named alike up to a comma: "direct", "direct, again"), in requests
+// of spans spans; 0 without rate_of. A mean, so that one run slowed by the machine does not set
+// the rate alone.
+func variantRate(rep *report, j job, spans int) (float64, error) {
+	v := j.variant
+	if v.RateOf == "" {
+		return 0, nil
+	}
+	var sum float64
+	n := 0
+	for _, x := range rep.Runs {
+		if x.Protocol == j.protocol && comparisonName(x.Variant) == v.RateOf && x.Error == "" && x.Rate == 0 && x.AcceptedSpansPerSec > 0 {
+			sum += x.AcceptedSpansPerSec
+			n++
+		}
+	}
+	if n == 0 || spans <= 0 {
+		return 0, fmt.Errorf("rate_of %q: no closed-loop run of %s without an error in this run", v.RateOf, j.protocol)
+	}
+	return v.RateFraction * sum / float64(n) / float64(spans), nil
 }
 
 // saturationSource describes the saturation report in use ("" without -rate-fraction).

@@ -12,8 +12,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -358,6 +356,7 @@ func benchmark(ctx context.Context, o options, save func(*report) error) (*repor
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
+		j.rate, j.rateErr = variantRate(rep, j, o.spans)
 		fmt.Fprintf(os.Stderr, "== %s %s %s %s\n", j.coll, j.mode, j.protocol, j.variant.Name)
 		r := runOne(ctx, o, es, j)
 		if r.Error != "" {
@@ -389,6 +388,21 @@ type run struct {
 	Against      string  `json:"against,omitempty"`
 	// Target is the variant's: "datakit" when tracegen sent to the datakit receiver's port.
 	Target string `json:"target,omitempty"`
+	// Kafka is the variant's Kafka tier (kafkaAgent, kafkaGateway, kafkaTiers). Sink is where
+	// the run counted its spans when not in the stand-in: sinkKafka for an agent (SpansInES and
+	// the rates are then spans in Kafka).
+	Kafka string `json:"kafka,omitempty"`
+	Sink  string `json:"sink,omitempty"`
+	// PeerCPUPercent is the other collector's CPU over the same window: the gateway of a tiers
+	// run.
+	PeerCPUPercent float64 `json:"peer_cpu_percent,omitempty"`
+	// StartCPUSeconds and SpansBeforeStart, in a gateway run, are the gateway's CPU until its
+	// health check answered and the spans it had stored by then: its rates count from there.
+	StartCPUSeconds  float64 `json:"start_cpu_s,omitempty"`
+	SpansBeforeStart int     `json:"spans_before_start,omitempty"`
+	// Delivery is the time from acknowledgement to the stand-in, with a variant's
+	// delivery_latency.
+	Delivery *delivery `json:"delivery,omitempty"`
 	// ExpectedSpans is what the run waited for in Elasticsearch (expectedSpans). LateSpans arrived
 	// in the lateWindow after it was reached, counted in runs that expect the kept traces only:
 	// any is a rejected trace stored.
@@ -457,269 +471,14 @@ func (r *run) oneLine() string {
 	if r.clientBound() {
 		bound = fmt.Sprintf("; CLIENT-BOUND (client CPU %.0f%% over the load): this run measured the client side, not the collector", r.ClientLoadCPUPercent)
 	}
-	return fmt.Sprintf("%d/%d spans in ES (%.0f bytes per span document), %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms (2xx %.2f ms), 2xx %d 429 %d 5xx %d other %d transport %d missed %d, last span %.1fs; load %.1fs: %.0f spans/s accepted, CPU %.0f%%; drain %.1fs",
-		r.SpansInES, r.Gen.SpansSent, r.SpanDocBytes, r.E2ESpansPerSec, r.CPUPercent, r.PeakRSSMB, r.Gen.Latency.P50, r.Gen.Latency.P99, r.Gen.LatencyOK.P99,
+	where := "ES"
+	if r.Sink == sinkKafka {
+		where = "Kafka"
+	}
+	return fmt.Sprintf("%d/%d spans in %s (%.0f bytes per span document), %.0f spans/s e2e, CPU %.0f%%, RSS %.0f MB, p50 %.2f ms p99 %.2f ms (2xx %.2f ms), 2xx %d 429 %d 5xx %d other %d transport %d missed %d, last span %.1fs; load %.1fs: %.0f spans/s accepted, CPU %.0f%%; drain %.1fs",
+		r.SpansInES, r.Gen.SpansSent, where, r.SpanDocBytes, r.E2ESpansPerSec, r.CPUPercent, r.PeakRSSMB, r.Gen.Latency.P50, r.Gen.Latency.P99, r.Gen.LatencyOK.P99,
 		r.Gen.Status.OK, r.Gen.Status.TooMany, r.Gen.Status.Server, r.Gen.Status.Other, r.Gen.Status.Transport, r.Gen.Status.Missed, r.LastSpanSeconds,
 		r.LoadSeconds, r.AcceptedSpansPerSec, r.LoadCPUPercent, r.DrainSeconds) + bound
-}
-
-func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run) {
-	coll, mode, protocol, cfg := j.coll, j.mode, j.protocol, j.cfg
-	sets := append(append([]string(nil), o.sets...), j.variant.Set...)
-	r = run{
-		Collector: coll, Mode: mode, Protocol: protocol, Config: cfg, Variant: j.variant.Name, Settings: j.variant.Set, Overlays: j.variant.Overlays, Rate: o.rate,
-		KeepFraction: j.variant.KeepFraction, Expect: j.variant.Expect, Against: j.variant.Against, Target: j.variant.Target,
-	}
-	fail := func(err error) run { r.Error = err.Error(); return r }
-	if o.rateFraction > 0 {
-		rate, err := halfRate(o.saturation, protocol, o.rateFraction)
-		if err != nil {
-			return fail(err)
-		}
-		r.Rate = rate
-	}
-	es.Reset()
-	bin := o.tracegate
-	if coll == "stock" {
-		bin = o.stock
-	}
-	bin = underRoot(o.root, bin)
-	tmp, err := os.MkdirTemp("", "benchrun-")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(tmp)
-	taskset, err := exec.LookPath("taskset")
-	if err != nil {
-		return fail(fmt.Errorf("taskset: %w (util-linux)", err))
-	}
-	var (
-		ports collectorproc.Listeners
-		proc  *collectorproc.Process
-	)
-	attempts := 0
-	proc, err = collectorproc.StartOnFreePorts(ctx, 3, func() (collectorproc.Options, error) {
-		attempts++
-		if attempts > 1 {
-			fmt.Fprintf(os.Stderr, "   a port was taken before the collector bound it; again with other ports\n")
-		}
-		var overlay []byte
-		var err error
-		if ports, overlay, err = overlayFor(coll, cfg); err != nil {
-			return collectorproc.Options{}, err
-		}
-		overlayPath := filepath.Join(tmp, "ports.yaml")
-		if err := os.WriteFile(overlayPath, overlay, 0o600); err != nil {
-			return collectorproc.Options{}, err
-		}
-		return collectorproc.Options{
-			Binary:    taskset,
-			Args:      append(configArgs(o.root, o.collectorCPU, bin, cfg, j.variant.Overlays, overlayPath), collectorFlags(sets, o.featureGates)...),
-			Env:       append([]string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(tmp, "buffer")}, o.collectorEnv...),
-			HealthURL: "http://" + ports.Health + "/",
-		}, nil
-	})
-	if err != nil {
-		return fail(err)
-	}
-	defer func() {
-		if err := proc.Stop(30 * time.Second); err != nil && r.Error == "" {
-			r.Error = "stop: " + err.Error()
-		}
-		if r.Error != "" {
-			log := proc.Log()
-			if len(log) > 2000 {
-				log = log[len(log)-2000:]
-			}
-			r.Error += "\ncollector log (tail):\n" + log
-		}
-	}()
-	pid := proc.Pid()
-
-	genArgs := []string{
-		"-protocol", protocol, "-target", target(ports, protocol, j.variant.Target), "-c", strconv.Itoa(o.conc), "-n", strconv.Itoa(o.requests),
-		"-spans", strconv.Itoa(o.spans), "-service", "bench-" + protocol, "-json", "-",
-		// One seed for every run: both collectors get the same payloads (trace ids differ per
-		// request anyway, from the seed and the request's number).
-		"-seed", "20261130",
-	}
-	if j.variant.Target == targetDatakit {
-		genArgs = append(genArgs, "-datakit")
-	}
-	if r.Rate > 0 {
-		genArgs = append(genArgs, "-rate", fmt.Sprintf("%.0f", r.Rate))
-	}
-	if r.KeepFraction > 0 {
-		genArgs = append(genArgs, "-keep-fraction", strconv.FormatFloat(r.KeepFraction, 'g', -1, 64))
-	}
-	if o.duration > 0 {
-		genArgs = append(genArgs, "-duration", o.duration.String())
-	}
-	name := underRoot(o.root, o.gen)
-	if o.clientCPU >= 0 {
-		genArgs = append([]string{"-c", strconv.Itoa(o.clientCPU), name}, genArgs...)
-		name = taskset
-	}
-	// Warm up: a few requests per client open the connections and page the code in; their spans
-	// are awaited and then forgotten, so the measurement starts from a settled collector.
-	if o.warmup > 0 {
-		// -n, not -duration: a duration would make the warm-up a closed-loop run as long as the
-		// measurement, whose backlog and memory peak would land in the measurement.
-		// Its own trace ids (the clock's seed): a straggler of the warm-up must not pass for a
-		// span of the measurement.
-		warmArgs := genArgsWith(withoutFlag(withoutFlag(withoutFlag(genArgs, "-duration"), "-rate"), "-seed"), "-n", strconv.Itoa(o.warmup))
-		warm := exec.CommandContext(ctx, name, warmArgs...)
-		out, err := warm.Output()
-		if err != nil {
-			return fail(fmt.Errorf("tracegen warm-up: %w: %.300s", err, out))
-		}
-		if coll != floorCollector {
-			want := o.conc * o.warmup * o.spans
-			var res []loadgen.Result
-			if json.Unmarshal(out, &res) == nil && len(res) == 1 {
-				want = expectedSpans(coll, j.variant, res[0]) // a keep fraction's share
-			}
-			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			_ = es.WaitForSpans(wctx, want) // UDP may lose some: then the timeout ends it
-			cancel()
-			time.Sleep(1500 * time.Millisecond) // a batch timeout (1s): stragglers land before the reset
-			es.Reset()
-		}
-	}
-	cpu0, err := cpuTicks(pid)
-	if err != nil {
-		return fail(err)
-	}
-	self0, _ := cpuTicks(os.Getpid())
-	if o.esDown {
-		if err := es.SetRefusing(true); err != nil {
-			return fail(err)
-		}
-	}
-	start := time.Now()
-	gen := exec.CommandContext(ctx, name, genArgs...)
-	gen.Stderr = os.Stderr
-	profiled := make(chan error, 1)
-	if o.profileDir != "" {
-		path := filepath.Join(o.profileDir, profileName(&r)+".pprof")
-		go func() {
-			err := cpuProfile(ctx, ports.Pprof, o.profileSeconds, path)
-			// The heap right after the CPU profile, still under load: what the peak RSS is made of.
-			heapPath := strings.TrimSuffix(path, ".pprof") + ".heap.pprof"
-			profiled <- errors.Join(err, fetch(ctx, "http://"+ports.Pprof+"/debug/pprof/heap", heapPath))
-		}()
-	}
-	out, err := gen.Output()
-	loadEnd := time.Now()
-	cpuLoad, cpuLoadErr := cpuTicks(pid)
-	selfLoad, _ := cpuTicks(os.Getpid())
-	// A profile that outlasts the load is collected after the measurement (below): waiting for it
-	// here would count its remaining seconds into the time until the last span arrived.
-	defer func() {
-		if o.profileDir != "" {
-			if perr := <-profiled; perr != nil {
-				fmt.Fprintf(os.Stderr, "   profile: %v\n", perr)
-			}
-		}
-	}()
-	if o.esDown {
-		if err := es.SetRefusing(false); err != nil {
-			return fail(err)
-		}
-	}
-	if err != nil {
-		return fail(fmt.Errorf("tracegen: %w", err))
-	}
-	var results []loadgen.Result
-	if err := json.Unmarshal(out, &results); err != nil || len(results) != 1 {
-		return fail(fmt.Errorf("tracegen output: %w: %.200s", err, out))
-	}
-	r.Gen = results[0]
-	genCPU := gen.ProcessState.UserTime() + gen.ProcessState.SystemTime()
-
-	// Wait for every expected span (acknowledged, or of a kept trace; UDP: every span sent),
-	// giving up after o.stall without progress or o.maxWait in all. The floor delivers nothing:
-	// its window ends with the load.
-	want := expectedSpans(coll, j.variant, r.Gen)
-	r.ExpectedSpans = want
-	last, lastChange := -1, time.Now()
-	deadline := start.Add(o.maxWait)
-	for {
-		wctx, cancel := context.WithTimeout(ctx, time.Second)
-		err := es.WaitForSpans(wctx, want)
-		cancel()
-		if err == nil {
-			break
-		}
-		n := spansIn(es.Stats())
-		if n != last {
-			last, lastChange = n, time.Now()
-		}
-		stall := o.stall
-		if protocol == loadgen.JaegerUDPCompact {
-			stall = min(stall, 5*time.Second) // lost datagrams never come; what was queued arrives quickly
-		}
-		if ctx.Err() != nil || time.Since(lastChange) > stall || time.Now().After(deadline) {
-			what := "acknowledged"
-			if r.expectsKeptOnly() {
-				what = "kept"
-			}
-			r.Error = fmt.Sprintf("%d of %d %s spans %s", n, want, what, gaveUp)
-			break
-		}
-	}
-	end := time.Now()
-	if r.Error != "" {
-		end = lastChange // the last arrival we saw
-	}
-	cpu1, err := cpuTicks(pid)
-	if err != nil {
-		return fail(err)
-	}
-	self1, _ := cpuTicks(os.Getpid())
-	st := es.Stats()
-	r.SpansInES = spansIn(st)
-	if r.SpansInES > 0 {
-		r.SpanDocBytes = float64(st.SpanSourceBytes) / float64(r.SpansInES)
-	}
-	r.DuplicateSpans = st.DuplicateSpans
-	r.BulkRequests = st.BulkRequests
-	wall := end.Sub(start).Seconds()
-	r.LastSpanSeconds = wall
-	if wall > 0 {
-		r.CPUPercent = 100 * float64(cpu1-cpu0) / clkTck / wall
-		r.StandinCPUPercent = 100 * float64(self1-self0) / clkTck / wall
-		r.GenCPUPercent = 100 * genCPU.Seconds() / wall
-		r.E2ESpansPerSec = float64(r.SpansInES) / wall
-	}
-	if r.CPUPercent > 0 {
-		r.SpansPerCoreSec = r.E2ESpansPerSec / (r.CPUPercent / 100)
-	}
-	if cpuSeconds := float64(cpu1-cpu0) / clkTck; cpuSeconds > 0 {
-		r.AcceptedSpansPerCoreSec = float64(r.Gen.SpansAcked) / cpuSeconds
-	}
-	r.LoadSeconds = loadEnd.Sub(start).Seconds()
-	r.DrainSeconds = max(0, end.Sub(loadEnd).Seconds())
-	if r.LoadSeconds > 0 {
-		r.AcceptedSpansPerSec = float64(r.Gen.SpansAcked) / r.LoadSeconds
-		if cpuLoadErr == nil {
-			r.LoadCPUPercent = 100 * float64(cpuLoad-cpu0) / clkTck / r.LoadSeconds
-		}
-		r.ClientLoadCPUPercent = 100 * (genCPU.Seconds() + float64(selfLoad-self0)/clkTck) / r.LoadSeconds
-	}
-	if hwm, err := peakRSS(pid); err == nil {
-		r.PeakRSSMB = float64(hwm) / 1024
-	} else if r.Error == "" {
-		r.Error = err.Error()
-	}
-	if r.expectsKeptOnly() && r.Error == "" {
-		select {
-		case <-time.After(lateWindow):
-		case <-ctx.Done():
-		}
-		r.LateSpans = spansIn(es.Stats()) - r.SpansInES
-	}
-	return r
 }
 
 // profileName names a run's CPU profile: collector, mode, protocol, and the variant in letters,
@@ -845,10 +604,10 @@ func target(l collectorproc.Listeners, protocol, to string) string {
 	}
 }
 
-// configArgs is taskset's command line up to the collector's flags: the mode's configuration,
-// the variant's overlays, then the ports overlay (last, so that it wins).
-func configArgs(root string, cpu int, bin, cfg string, overlays []string, portsPath string) []string {
-	args := []string{"-c", strconv.Itoa(cpu), bin, "--config", filepath.Join(root, cfg)}
+// configArgs are the collector's --config flags: the mode's configuration, the variant's
+// overlays, then the ports overlay (last, so that it wins).
+func configArgs(root, cfg string, overlays []string, portsPath string) []string {
+	args := []string{"--config", filepath.Join(root, cfg)}
 	for _, ov := range overlays {
 		args = append(args, "--config", filepath.Join(root, ov))
 	}

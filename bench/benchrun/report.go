@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -159,6 +160,7 @@ func (r *report) markdown() string {
 		r.fullTables(&b)
 	}
 	b.WriteString(r.floorTable())
+	b.WriteString(r.deliveryTable())
 	var errs []string
 	for _, x := range r.Runs {
 		first, _, _ := strings.Cut(x.Error, "\n")
@@ -263,17 +265,26 @@ func (r *report) datakitTables() string {
 		if n := g.Requests - g.Status.OK; n > 0 {
 			requests += fmt.Sprintf(" (%d not 2xx)", n)
 		}
+		client := fmt.Sprintf("%s | %.1f | %.2f | %.2f | %.2f", requests, float64(g.Bytes)/1e6, g.BytesPerRequest/1e3, g.Latency.Mean, g.Latency.P99)
+		if x.Kafka == kafkaGateway {
+			client = "– | – | – | – | –" // no client sent it anything: an agent filled Kafka before
+		}
 		perCore := fmt.Sprintf("%.0f", x.SpansPerCoreSec)
 		if x.Error != "" {
 			perCore += " ⚠"
+		}
+		if x.clientBound() {
+			perCore += " (client-bound)"
 		}
 		ratio := "–"
 		if _, values := r.against(x); values != nil {
 			ratio = ratioCells(values[1:2])
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %s | %.1f | %.2f | %.2f | %.2f | %s | %s |\n",
-			x.Protocol, x.Variant, x.CPUPercent, x.PeakRSSMB, requests, float64(g.Bytes)/1e6, g.BytesPerRequest/1e3,
-			g.Latency.Mean, g.Latency.P99, perCore, ratio)
+		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %s | %s | %s |\n", x.Protocol, x.Variant, x.CPUPercent, x.PeakRSSMB, client, perCore, ratio)
+	}
+	if slices.ContainsFunc(r.Runs, func(x run) bool { return x.Kafka != "" }) {
+		b.WriteString("\nKafka runs: agent: its spans into Kafka; gateway: alone, draining what an agent wrote before, from its " +
+			"health check on; agent + gateway: the agent measured, the gateway not pinned.\n")
 	}
 	var rows []string
 	for _, c := range r.comparisons() {
@@ -286,9 +297,36 @@ func (r *report) datakitTables() string {
 	return b.String()
 }
 
+// deliveryTable sets the client's latency of each run that timed its spans' delivery beside the
+// time from a span's acknowledgement to its arrival in the stand-in. Empty without such runs.
+func (r *report) deliveryTable() string {
+	var rows []string
+	for _, x := range r.Runs {
+		if x.Delivery == nil {
+			continue
+		}
+		d := x.Delivery.Latency
+		offered := "max"
+		if x.Rate > 0 {
+			offered = fmt.Sprintf("%.0f", x.Rate)
+		}
+		unmatched := ""
+		if x.Delivery.Unmatched > 0 {
+			unmatched = fmt.Sprintf(" (+%d untimed)", x.Delivery.Unmatched)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %d%s |", x.Protocol, cmp.Or(x.Variant, x.Mode), offered,
+			x.Gen.Latency.P50, x.Gen.Latency.P99, d.P50, d.P90, d.P99, d.Max, d.Count, unmatched))
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return "\nFrom the client's acknowledgement to the span in the stand-in (every span of every acknowledged request):\n\n" +
+		deliveryHeader + separator(deliveryHeader, 2) + strings.Join(rows, "\n") + "\n"
+}
+
 // gaveUp ends the error of a run whose spans stopped arriving. The runs table's ⚠ and its count
 // of spans in Elasticsearch say all of it, so the list of errors leaves such runs out.
-const gaveUp = "reached the stand-in (gave up waiting)"
+const gaveUp = "(gave up waiting)"
 
 // first is the first n elements of v, or v when it is shorter.
 func first(v []string, n int) []string { return v[:min(n, len(v))] }
@@ -509,6 +547,8 @@ const (
 	// datakitHeader: Datakit's report's columns (sent MB: 10^6 bytes of request bodies), then the
 	// stored spans per core and their ratio to the variant's against:.
 	datakitHeader = "| protocol | variant | CPU % | peak RSS MB | requests k | sent MB | request kB | latency ms | p99 ms | spans/s per core | × against |\n"
+	// deliveryHeader: the client's latency, then acknowledgement to arrival in the stand-in.
+	deliveryHeader = "| protocol | variant | offered req/s | p50 ms | p99 ms | stored after p50 ms | p90 ms | p99 ms | max ms | spans |\n"
 	// meansHeader: the geometric means of comparisonHeader's ratios.
 	meansHeader = "| protocol | variant | against | pairs | accepted per core | stored per core | CPU % | p99 latency | peak RSS |\n"
 )

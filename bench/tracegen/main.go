@@ -12,14 +12,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -57,6 +60,7 @@ func run(args []string, stdout io.Writer) error {
 	jsonOut := fs.String("json", "", "write the results as JSON to this file (- for stdout, then no text summary)")
 	timeline := fs.Bool("timeline", false, "also print the latency of each second of the run (the JSON always has it)")
 	datakit := fs.Bool("datakit", false, "send to Datakit's port ("+loadgen.DatakitPort+" unless -target) at its path for the protocol: ddtrace /v0.4|/v0.5/traces, jaeger-thrift-http /apis/traces, zipkin /api/v2/spans, otlp-http /otel/v1/traces")
+	acksPath := fs.String("acks", "", "write one line per acknowledged request to this file: its trace id (32 hex digits) and the time of its answer (Unix nanoseconds)")
 	keepFraction := fs.Float64("keep-fraction", 0, "ddtrace protocols only: this share of the traces, picked from their trace id, carry sampling priority 2 (user keep) and the rest -1 (user reject), as a tracer at DD_TRACE_SAMPLE_RATE sends them; 0: every trace priority 1")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -76,12 +80,19 @@ func run(args []string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var acks *ackLog
+	if *acksPath != "" {
+		if acks, err = newAckLog(*acksPath); err != nil {
+			return err
+		}
+		defer acks.close()
+	}
 	var results []*loadgen.Result
 	for _, p := range list {
 		res, err := loadgen.Run(ctx, loadgen.Config{
 			Protocol: p, Target: targets[p], Datakit: *datakit, Concurrency: *conc, Requests: *requests,
 			Duration: *duration, Spans: *spans, Rate: *rate, PoolSize: *pool, Service: *service, Seed: *seed, Timeout: *timeout,
-			KeepFraction: *keepFraction,
+			KeepFraction: *keepFraction, OnAck: acks.record(),
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
@@ -93,6 +104,9 @@ func run(args []string, stdout io.Writer) error {
 				printTimeline(stdout, res)
 			}
 		}
+	}
+	if err := acks.close(); err != nil {
+		return err
 	}
 	if *jsonOut != "" {
 		b, err := json.MarshalIndent(results, "", "  ")
@@ -166,4 +180,52 @@ func printSummary(w io.Writer, r *loadgen.Result) {
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "  error: %s\n", e)
 	}
+}
+
+// ackLog is the -acks file: what a benchmark needs to time each trace from its acknowledgement
+// to its arrival.
+type ackLog struct {
+	mu   sync.Mutex
+	f    *os.File
+	w    *bufio.Writer
+	line []byte
+	err  error
+}
+
+func newAckLog(path string) (*ackLog, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &ackLog{f: f, w: bufio.NewWriter(f)}, nil
+}
+
+// record is the loadgen.Config.OnAck that writes to l; nil without a log.
+func (l *ackLog) record() func(id loadgen.TraceID, at time.Time) {
+	if l == nil {
+		return nil
+	}
+	return func(id loadgen.TraceID, at time.Time) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.err == nil {
+			l.line = loadgen.AppendAck(l.line[:0], id, at)
+			_, l.err = l.w.Write(l.line)
+		}
+	}
+}
+
+// close flushes and closes the file once, returning the first error.
+func (l *ackLog) close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return l.err
+	}
+	l.err = errors.Join(l.err, l.w.Flush(), l.f.Close())
+	l.f = nil
+	return l.err
 }

@@ -293,6 +293,13 @@ func (s *Server) handleBulk(w http.ResponseWriter, r *http.Request, defaultIndex
 		return
 	}
 	s.store.countRequest(int64(len(body)), false, rejected)
+	if fn := s.onSpan.Load(); fn != nil {
+		for _, d := range accepted {
+			if isSpanIndex(d.Index) && d.version <= 1 {
+				(*fn)(d.traceID)
+			}
+		}
+	}
 	if faults.ReplyLostFraction > 0 && rand.Float64() < faults.ReplyLostFraction {
 		if hj, ok := w.(http.Hijacker); ok {
 			if c, _, err := hj.Hijack(); err == nil {
@@ -442,7 +449,10 @@ func (s *Server) indexItem(it bulkItem, requireDS bool, f Faults) (Document, str
 	}
 	src := make([]byte, len(it.source))
 	copy(src, it.source)
-	doc := Document{Index: name, ID: id, Source: src, SpanID: spanIDOf(fields), service: serviceOf(fields), version: version, sourceBytes: len(src)}
+	doc := Document{
+		Index: name, ID: id, Source: src, SpanID: spanIDOf(fields), service: serviceOf(fields), version: version, sourceBytes: len(src),
+		traceID: s.traceIDFor(name, src),
+	}
 	if doc.SpanID != "" {
 		// Span events (otel mode: one log document per event) share their span's id, so the event
 		// name and timestamp are part of what makes a document a duplicate.
@@ -457,7 +467,15 @@ func (s *Server) countOnlyItem(it bulkItem, name string, tgt target) (Document, 
 	if ierr != nil {
 		return Document{}, tgt.backingIndex, ierr
 	}
-	return Document{Index: name, ID: id, service: scanService(it.source), version: version, sourceBytes: len(it.source)}, tgt.backingIndex, nil
+	return Document{Index: name, ID: id, service: scanService(it.source), version: version, sourceBytes: len(it.source), traceID: s.traceIDFor(name, it.source)}, tgt.backingIndex, nil
+}
+
+// traceIDFor is the trace id of a span document for OnSpan's function, "" when there is none.
+func (s *Server) traceIDFor(index string, src []byte) string {
+	if s.onSpan.Load() == nil || !isSpanIndex(index) {
+		return ""
+	}
+	return scanTraceID(src)
 }
 
 // documentID applies the data stream's @timestamp rule and returns the document's id and
@@ -566,6 +584,19 @@ func scanService(src []byte) string {
 		v := after
 		if before, _, ok := bytes.Cut(v, []byte{'"'}); ok {
 			return string(before)
+		}
+	}
+	return ""
+}
+
+// scanTraceID finds the value of the first "trace_id" key (otel shape) or, failing that, of
+// "trace":{"id" (ECS) by a byte search, as scanService finds the service.
+func scanTraceID(src []byte) string {
+	for _, key := range [][]byte{[]byte(`"trace_id":"`), []byte(`"trace":{"id":"`)} {
+		if _, after, ok := bytes.Cut(src, key); ok {
+			if id, _, ok := bytes.Cut(after, []byte{'"'}); ok {
+				return string(id)
+			}
 		}
 	}
 	return ""

@@ -57,6 +57,7 @@ type Server struct {
 	store   *store
 	setup   *setupStore
 	faults  atomic.Pointer[Faults]
+	onSpan  atomic.Pointer[func(traceID string)]
 	seqNo   atomic.Int64
 	idSeq   atomic.Int64
 
@@ -202,6 +203,18 @@ func (s *Server) WaitForSpans(ctx context.Context, n int) error {
 // WaitUntil blocks until cond holds for the stats or ctx ends.
 func (s *Server) WaitUntil(ctx context.Context, cond func(Stats) bool) error {
 	return s.store.waitUntil(ctx, cond)
+}
+
+// OnSpan calls fn with the trace id of every span document stored from now on (the first
+// "trace_id" of the otel shape, or "trace":{"id" of ECS, found by a byte search; "" when there is
+// none), once the bulk request that carried it is stored, so that a benchmark can time a trace's
+// delivery. fn is called from the requests' goroutines, concurrently. nil stops the calls.
+func (s *Server) OnSpan(fn func(traceID string)) {
+	if fn == nil {
+		s.onSpan.Store(nil)
+		return
+	}
+	s.onSpan.Store(&fn)
 }
 
 // Faults returns the faults currently injected.

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -811,6 +812,51 @@ func TestWithoutID(t *testing.T) {
 		rest, id, ok := withoutID([]byte(tc.line))
 		if string(rest) != tc.rest || id != tc.id || ok != (tc.id != "") {
 			t.Errorf("withoutID(%s) = %s, %q, %v; want %s, %q", tc.line, rest, id, ok, tc.rest, tc.id)
+		}
+	}
+}
+
+// TestOnSpan: with and without parsing, the function gets the trace id of every span document
+// stored (otel and ECS shapes), not of a log document, a refused item or a refused resent copy,
+// and nothing once it is removed.
+func TestOnSpan(t *testing.T) {
+	body := `{"create":{"_index":"traces-generic.otel-default"}}` + "\n" +
+		`{"@timestamp":"1.0","trace_id":"0af7651916cd43dd8448eb211c80319c","span_id":"aa"}` + "\n" +
+		`{"create":{"_index":"traces-apm-default"}}` + "\n" +
+		`{"@timestamp":"1","trace":{"id":"4bf92f3577b34da6a3ce929d0e0e4736"},"span":{"id":"bb"}}` + "\n" +
+		`{"create":{"_index":"logs-generic.otel-default"}}` + "\n" +
+		`{"@timestamp":"1.0","trace_id":"ffffffffffffffffffffffffffffffff","event_name":"exception"}` + "\n" +
+		`{"create":{"_index":"traces-generic.otel-default"}}` + "\n" +
+		`{"trace_id":"eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"}` + "\n" + // no @timestamp: refused
+		`{"create":{"_id":"x1","_index":"traces-generic.otel-default"}}` + "\n" +
+		`{"@timestamp":"2.0","trace_id":"0af7651916cd43dd8448eb211c80319c","span_id":"cc"}` + "\n"
+	for _, countOnly := range []bool{false, true} {
+		s, err := New(Options{CountOnly: countOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(s.Handler())
+		var mu sync.Mutex
+		var got []string
+		s.OnSpan(func(id string) {
+			mu.Lock()
+			got = append(got, id)
+			mu.Unlock()
+		})
+		for range 2 { // the second time, the document with an _id is a refused copy
+			if resp, b := post(t, hs.URL+"/_bulk", "application/json", []byte(body), nil); resp.StatusCode != http.StatusOK {
+				t.Fatalf("CountOnly %v: status %d: %s", countOnly, resp.StatusCode, b)
+			}
+		}
+		s.OnSpan(nil)
+		post(t, hs.URL+"/_bulk", "application/json", []byte(body), nil)
+		hs.Close()
+		want := []string{
+			"0af7651916cd43dd8448eb211c80319c", "4bf92f3577b34da6a3ce929d0e0e4736", "0af7651916cd43dd8448eb211c80319c",
+			"0af7651916cd43dd8448eb211c80319c", "4bf92f3577b34da6a3ce929d0e0e4736",
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("CountOnly %v: trace ids %v, want %v", countOnly, got, want)
 		}
 	}
 }

@@ -24,8 +24,9 @@ type Document struct {
 
 	dedupKey    string // what two copies of one document share; empty when unknown
 	service     string
-	version     int64 // > 1: an index action overwrote the document of this index and id
-	sourceBytes int   // the source line's length, which CountOnly keeps without the source
+	version     int64  // > 1: an index action overwrote the document of this index and id
+	sourceBytes int    // the source line's length, which CountOnly keeps without the source
+	traceID     string // for Server.OnSpan's function only
 }
 
 // Stats are the stand-in's counters since start or the last Reset.

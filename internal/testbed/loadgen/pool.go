@@ -70,7 +70,9 @@ type Request struct {
 	// Kept says whether the trace carries a keep decision: priority 2 under a keep fraction (-1
 	// when false), always true without one (priority 1).
 	Kept bool
-	bufs [][]byte
+	// TraceID is the trace id Fill wrote.
+	TraceID TraceID
+	bufs    [][]byte
 }
 
 // Fill copies payload into r (reusing r's buffers) and writes the trace id (hi, lo) into every
@@ -90,6 +92,7 @@ func (r *Request) Fill(p *Payload, hi, lo uint64) {
 		encodeID(r.Parts[s.part][s.off:s.off+idWidth(s.kind)], s.kind, hi, lo)
 	}
 	r.Spans = p.Spans
+	r.TraceID = TraceID{Hi: hi, Lo: lo}
 	r.Kept = true
 	if p.keepFraction > 0 && p.Spans > 0 {
 		prio := priorityOf(lo, p.keepFraction)

@@ -48,6 +48,9 @@ type Config struct {
 	// trace id carry sampling priority 2 (user keep), the others -1 (user reject), as a tracer
 	// at DD_TRACE_SAMPLE_RATE=KeepFraction sends them. 0: every trace carries priority 1.
 	KeepFraction float64
+	// OnAck, when set, is called with the trace id of every acknowledged request (2xx) and the
+	// time its answer arrived, from the workers' goroutines, concurrently.
+	OnAck func(id TraceID, at time.Time)
 }
 
 // Result is what a run measured.
@@ -396,7 +399,11 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 				rctx, cancel := context.WithTimeout(wctx, c.Timeout)
 				code, class, err := snd.send(rctx, &req)
 				cancel()
-				took := time.Since(due)
+				answered := time.Now()
+				if class == classOK && c.OnAck != nil {
+					c.OnAck(req.TraceID, answered)
+				}
+				took := answered.Sub(due)
 				res.timed = append(res.timed, Timed{Due: due.Sub(start), Took: took})
 				if class == classOK {
 					res.ok = append(res.ok, took)
