@@ -4,6 +4,7 @@
 package datakitreceiver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -73,8 +74,8 @@ func (r *datakitReceiver) jaegerSignal() signal[ptrace.Traces] {
 
 // decodeJaeger reads one Thrift binary jaeger.Batch; no element may claim more than the body holds.
 func decodeJaeger(body []byte) (ptrace.Traces, error) {
-	mem := thrift.NewTMemoryBufferLen(len(body))
-	_, _ = mem.Write(body)
+	// Read in place: the body is not copied, nor written again for a re-offer.
+	mem := &thrift.TMemoryBuffer{Buffer: bytes.NewBuffer(body)}
 	proto := thrift.NewTBinaryProtocolConf(mem, &thrift.TConfiguration{MaxMessageSize: int32(min(len(body), 1<<30))})
 	batch := &jaeger.Batch{}
 	if err := batch.Read(context.Background(), proto); err != nil {
