@@ -9,9 +9,27 @@ ARG GO_VERSION=1.26
 FROM golang:${GO_VERSION}-bookworm AS build
 WORKDIR /src
 ENV CGO_ENABLED=0 GOFLAGS=-buildvcs=false
-# Modules first: this layer stays cached while only our sources change.
-COPY go.mod go.sum ./
+# Modules first: this layer stays cached while only our sources change. The binary's go.mod
+# replaces each of our modules with its directory, so every one's go.mod must be there.
 COPY cmd/tracegate/go.mod cmd/tracegate/go.sum ./cmd/tracegate/
+COPY internal/esversion/go.* ./internal/esversion/
+COPY internal/ddsampler/go.* ./internal/ddsampler/
+COPY internal/httpserve/go.* ./internal/httpserve/
+COPY internal/readiness/go.* ./internal/readiness/
+COPY internal/refusalwait/go.* ./internal/refusalwait/
+COPY internal/sharedcomponent/go.* ./internal/sharedcomponent/
+COPY internal/warnonce/go.* ./internal/warnonce/
+COPY internal/estemplates/go.* ./internal/estemplates/
+COPY internal/configtest/go.* ./internal/configtest/
+COPY internal/testbed/go.* ./internal/testbed/
+COPY receiver/ddtracereceiver/go.* ./receiver/ddtracereceiver/
+COPY receiver/elasticapmreceiver/go.* ./receiver/elasticapmreceiver/
+COPY receiver/datakitreceiver/go.* ./receiver/datakitreceiver/
+COPY processor/bufferprocessor/go.* ./processor/bufferprocessor/
+COPY processor/elasticmappingprocessor/go.* ./processor/elasticmappingprocessor/
+COPY processor/tracesamplingprocessor/go.* ./processor/tracesamplingprocessor/
+COPY connector/apmmetricsconnector/go.* ./connector/apmmetricsconnector/
+COPY extension/readylogextension/go.* ./extension/readylogextension/
 RUN cd cmd/tracegate && go mod download
 COPY . .
 RUN make build \

@@ -7,8 +7,16 @@ TOOLS      = $(GO) tool -modfile=internal/tools/go.mod
 VERSION   := $(shell sed -n 's/^  version: *//p' builder-config.yaml)
 BINARY     = bin/tracegate
 CONFIGS    = $(wildcard configs/*.yaml)
-# Go packages of our own module (the generated cmd/tracegate is a module of its own).
-PKGS       = ./...
+# Our Go modules: one per component and per internal package the components share (so that a
+# distribution importing one component gets only what it imports), the test harness
+# (internal/testbed) and the root module (benchmarks, end-to-end tests, tools). The generated
+# cmd/tracegate and bench/tracegate-stock, internal/tools and the test/ modules have targets of
+# their own.
+COMPONENT_MODULES := $(sort $(patsubst %/go.mod,%,$(wildcard receiver/*/go.mod processor/*/go.mod connector/*/go.mod extension/*/go.mod)))
+MODULES    := . $(sort $(patsubst %/go.mod,%,$(wildcard internal/*/go.mod))) $(COMPONENT_MODULES)
+MODULES    := $(filter-out internal/tools,$(MODULES))
+# each runs a command in every module: $(call each,<command>), the command run in the module's directory.
+each = for m in $(MODULES); do (cd $$m && $(1)) || { echo "failed in module $$m"; exit 1; }; done
 TEST_FLAGS ?= -count=1 -timeout 15m
 
 .PHONY: bench-tools generate-stock es-setup all build build-stock generate check-generated check-licences test unit-test e2e-test fuzz lint validate-configs demo run es-standin bench-go clean help
@@ -34,7 +42,7 @@ build-stock: ## build bin/tracegate-stock (stock components only: the benchmarks
 
 generate: ## regenerate cmd/tracegate with ocb and every component's internal/metadata with mdatagen
 	$(TOOLS) builder --config builder-config.yaml --skip-compilation
-	$(GO) generate ./receiver/... ./processor/... ./extension/... ./connector/...
+	for m in $(COMPONENT_MODULES); do (cd $$m && $(GO) generate ./...) || exit 1; done
 	@gofmt -w receiver processor extension connector
 
 generate-stock: ## regenerate bench/tracegate-stock (the benchmarks' baseline) with ocb from bench/builder-config.stock.yaml
@@ -59,14 +67,14 @@ $(GOLANGCI_LINT): internal/tools/lint/go.mod internal/tools/lint/go.sum
 	@mkdir -p $(@D)
 	$(GO) build -o $@ -modfile=internal/tools/lint/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
-lint: $(GOLANGCI_LINT) ## gofmt (our code; generated cmd/tracegate excluded), go vet (every module), golangci-lint (our module, test/ddclients, test/helm)
+lint: $(GOLANGCI_LINT) ## gofmt (our code; generated cmd/tracegate excluded), go vet (every module), golangci-lint (our modules, test/ddclients, test/helm)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^cmd/tracegate/')); test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
-	$(GO) vet $(PKGS)
+	$(call each,$(GO) vet ./...)
 	cd cmd/tracegate && $(GO) vet ./...
 	cd test/ddclients && $(GO) vet ./...
 	cd test/helm && $(GO) vet ./...
 	cd test/edotdiff && $(GO) vet ./...
-	./$(GOLANGCI_LINT) run $(LINT_FLAGS) $(PKGS)
+	$(call each,$(CURDIR)/$(GOLANGCI_LINT) run $(LINT_FLAGS) --config $(CURDIR)/.golangci.yml ./...)
 	cd test/ddclients && ../../$(GOLANGCI_LINT) run $(LINT_FLAGS) --config ../../.golangci.yml ./...
 	cd test/helm && ../../$(GOLANGCI_LINT) run $(LINT_FLAGS) --config ../../.golangci.yml ./...
 
@@ -88,8 +96,8 @@ validate-configs: build ## validate every file in configs/, each with every conf
 		for o in configs/elasticsearch/*.yaml; do ./$(BINARY) validate --config $$c --config $$o --config configs/kafka/gateway.yaml && \
 			echo "valid: $$c + $$o + configs/kafka/gateway.yaml" || exit 1; done; done
 
-unit-test: ## unit tests of our packages (race detector on)
-	$(GO) test $(TEST_FLAGS) -race $$($(GO) list $(PKGS) | grep -v /test/e2e)
+unit-test: ## unit tests of our packages (race detector on), module by module
+	$(call each,$(GO) test $(TEST_FLAGS) -race $$($(GO) list ./... | grep -v /test/e2e))
 	@# The intake conversion against EDOT's receiver, a module of its own: EDOT's components stay out of go.mod.
 	cd test/edotdiff && $(GO) test $(TEST_FLAGS) ./...
 
@@ -117,12 +125,14 @@ docker: ## build the container image $(IMAGE) (multi-stage Dockerfile; needs a D
 	docker build -t $(IMAGE) .
 
 fuzz: ## run every fuzz test for FUZZTIME each (default 3s)
-	@GO=$(GO) ./scripts/fuzz.sh $(PKGS)
+	@$(call each,GO=$(GO) $(CURDIR)/scripts/fuzz.sh ./...)
 
 test: check-licences lint check-generated validate-configs unit-test fuzz e2e-test helm-test ## everything CI runs
 
 demo: build ## stand-in + tracegate on the standard ports, traces over every protocol, counts per protocol
-	$(GO) run ./internal/testbed/cmd/tracegate-demo
+	@# The harness is a module of its own; the demo runs from here (it names bin/ and configs/).
+	$(GO) -C internal/testbed build -o $(CURDIR)/bin/tracegate-demo ./cmd/tracegate-demo
+	bin/tracegate-demo
 
 run: build ## run tracegate with configs/default.yaml (ELASTICSEARCH_URL, default http://localhost:9200; buffer in TRACEGATE_BUFFER_DIR, default bin/buffer)
 	mkdir -p $${TRACEGATE_BUFFER_DIR:-bin/buffer}
@@ -132,7 +142,7 @@ es-setup: ## install the templates a mapping needs: make es-setup MODE=ecs|plain
 	$(GO) run ./cmd/tracegate-es-setup --mode $(or $(MODE),otel)
 
 es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:9200
-	$(GO) run ./internal/testbed/cmd/es-standin
+	$(GO) -C internal/testbed run ./cmd/es-standin
 
 # The pipeline benchmarks, one row each: <target>_ARGS (benchrun flags), _TITLE (the heading of
 # the section of docs/benchmarks.md it rewrites), _HELP. Each writes bench/results/<name>.jsonl
@@ -209,13 +219,18 @@ bench-tools: build build-stock
 	$(GO) build -o bin/tracegen ./bench/tracegen
 	$(GO) build -o bin/benchrun ./bench/benchrun
 
-bench-go: ## Go benchmarks of the hot paths (ddtrace and Elastic APM intake decoding, HTTP handlers, buffer, apmmetrics connector, tracesampling, ddtrace filters), -benchmem
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./receiver/ddtracereceiver/ ./receiver/elasticapmreceiver/ ./processor/bufferprocessor/...
+bench-go: ## Go benchmarks of the hot paths (ddtrace and Elastic APM intake decoding, HTTP handlers, buffer, apmmetrics connector, tracesampling, ddtrace filters, trace paths), -benchmem
+	@# Each component is a module of its own: each command runs in its directory.
+	cd receiver/ddtracereceiver && $(GO) test -run '^$$' -bench . -benchmem -count 1 .
+	cd receiver/elasticapmreceiver && $(GO) test -run '^$$' -bench . -benchmem -count 1 .
+	cd processor/bufferprocessor && $(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 	@# Not -bench .: BenchmarkMemory takes a minute per run (-bench Memory -benchtime 1x).
-	$(GO) test -run '^$$' -bench ConsumeTraces -benchmem -benchtime 20000x -count 1 ./connector/apmmetricsconnector/
+	cd connector/apmmetricsconnector && $(GO) test -run '^$$' -bench ConsumeTraces -benchmem -benchtime 20000x -count 1 .
 	@# The inputs are copied outside the timer: a fixed count keeps the run short.
-	$(GO) test -run '^$$' -bench ProcessTraces -benchmem -benchtime 3000x -count 1 ./processor/tracesamplingprocessor/
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x -count 1 ./receiver/ddtracereceiver/internal/chunkfilter/
+	cd processor/tracesamplingprocessor && $(GO) test -run '^$$' -bench ProcessTraces -benchmem -benchtime 3000x -count 1 .
+	cd receiver/ddtracereceiver && $(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x -count 1 ./internal/chunkfilter/
+	@# Whole trace paths through several of our components (the root module holds them).
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/pathbench/
 
 clean: ## remove build output
 	rm -rf bin cmd/tracegate/tracegate bench/tracegate-stock/tracegate-stock

@@ -90,7 +90,7 @@ func components() (otelcol.Factories, error) {
 		filestorage.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage v0.148.0",
 		bearertokenauthextension.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/bearertokenauthextension v0.148.0",
 		basicauthextension.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/extension/basicauthextension v0.148.0",
-		readylogextension.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
+		readylogextension.NewFactory().Type(): "github.com/tracegate/tracegate/extension/readylogextension v0.0.0",
 	})
 
 	factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
@@ -110,9 +110,9 @@ func components() (otelcol.Factories, error) {
 		zipkinreceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/zipkinreceiver v0.148.0",
 		jaegerreceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/jaegerreceiver v0.148.0",
 		kafkareceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/kafkareceiver v0.148.0",
-		ddtracereceiver.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
-		elasticapmreceiver.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
-		datakitreceiver.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
+		ddtracereceiver.NewFactory().Type(): "github.com/tracegate/tracegate/receiver/ddtracereceiver v0.0.0",
+		elasticapmreceiver.NewFactory().Type(): "github.com/tracegate/tracegate/receiver/elasticapmreceiver v0.0.0",
+		datakitreceiver.NewFactory().Type(): "github.com/tracegate/tracegate/receiver/datakitreceiver v0.0.0",
 	})
 
 	factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
@@ -158,9 +158,9 @@ func components() (otelcol.Factories, error) {
 	factories.ProcessorModules = makeModulesMap(factories.Processors, map[component.Type]string{
 		memorylimiterprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/memorylimiterprocessor v0.148.0",
 		batchprocessor.NewFactory().Type(): "go.opentelemetry.io/collector/processor/batchprocessor v0.148.0",
-		bufferprocessor.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
-		elasticmappingprocessor.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
-		tracesamplingprocessor.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
+		bufferprocessor.NewFactory().Type(): "github.com/tracegate/tracegate/processor/bufferprocessor v0.0.0",
+		elasticmappingprocessor.NewFactory().Type(): "github.com/tracegate/tracegate/processor/elasticmappingprocessor v0.0.0",
+		tracesamplingprocessor.NewFactory().Type(): "github.com/tracegate/tracegate/processor/tracesamplingprocessor v0.0.0",
 		elasticapmprocessor.NewFactory().Type(): "github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor v0.36.0",
 		filterprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/filterprocessor v0.148.0",
 		transformprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor v0.148.0",
@@ -182,7 +182,7 @@ func components() (otelcol.Factories, error) {
 		return otelcol.Factories{}, err
 	}
 	factories.ConnectorModules = makeModulesMap(factories.Connectors, map[component.Type]string{
-		apmmetricsconnector.NewFactory().Type(): "github.com/tracegate/tracegate v0.0.0",
+		apmmetricsconnector.NewFactory().Type(): "github.com/tracegate/tracegate/connector/apmmetricsconnector v0.0.0",
 		elasticapmconnector.NewFactory().Type(): "github.com/elastic/opentelemetry-collector-components/connector/elasticapmconnector v0.36.0",
 		forwardconnector.NewFactory().Type(): "go.opentelemetry.io/collector/connector/forwardconnector v0.148.0",
 	})

@@ -27,7 +27,14 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/jaegerreceiver v0.148.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/kafkareceiver v0.148.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/zipkinreceiver v0.148.0
-	github.com/tracegate/tracegate v0.0.0
+	github.com/tracegate/tracegate/connector/apmmetricsconnector v0.0.0
+	github.com/tracegate/tracegate/extension/readylogextension v0.0.0
+	github.com/tracegate/tracegate/processor/bufferprocessor v0.0.0
+	github.com/tracegate/tracegate/processor/elasticmappingprocessor v0.0.0
+	github.com/tracegate/tracegate/processor/tracesamplingprocessor v0.0.0
+	github.com/tracegate/tracegate/receiver/datakitreceiver v0.0.0
+	github.com/tracegate/tracegate/receiver/ddtracereceiver v0.0.0
+	github.com/tracegate/tracegate/receiver/elasticapmreceiver v0.0.0
 	go.opentelemetry.io/collector/component v1.54.0
 	go.opentelemetry.io/collector/confmap v1.54.0
 	go.opentelemetry.io/collector/confmap/provider/envprovider v1.54.0
@@ -261,6 +268,13 @@ require (
 	github.com/tinylib/msgp v1.6.5 // indirect
 	github.com/tklauser/go-sysconf v0.3.16 // indirect
 	github.com/tklauser/numcpus v0.11.0 // indirect
+	github.com/tracegate/tracegate/internal/ddsampler v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/estemplates v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/httpserve v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/readiness v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/refusalwait v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/sharedcomponent v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/warnonce v0.0.0-00010101000000-000000000000 // indirect
 	github.com/twmb/franz-go v1.20.7 // indirect
 	github.com/twmb/franz-go/pkg/kadm v1.17.2 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.12.0 // indirect
@@ -392,7 +406,41 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/tracegate/tracegate => ../../
+replace github.com/tracegate/tracegate/internal/esversion => ../../internal/esversion
+
+replace github.com/tracegate/tracegate/internal/ddsampler => ../../internal/ddsampler
+
+replace github.com/tracegate/tracegate/internal/httpserve => ../../internal/httpserve
+
+replace github.com/tracegate/tracegate/internal/readiness => ../../internal/readiness
+
+replace github.com/tracegate/tracegate/internal/refusalwait => ../../internal/refusalwait
+
+replace github.com/tracegate/tracegate/internal/sharedcomponent => ../../internal/sharedcomponent
+
+replace github.com/tracegate/tracegate/internal/warnonce => ../../internal/warnonce
+
+replace github.com/tracegate/tracegate/internal/estemplates => ../../internal/estemplates
+
+replace github.com/tracegate/tracegate/internal/configtest => ../../internal/configtest
+
+replace github.com/tracegate/tracegate/internal/testbed => ../../internal/testbed
+
+replace github.com/tracegate/tracegate/receiver/ddtracereceiver => ../../receiver/ddtracereceiver
+
+replace github.com/tracegate/tracegate/receiver/elasticapmreceiver => ../../receiver/elasticapmreceiver
+
+replace github.com/tracegate/tracegate/receiver/datakitreceiver => ../../receiver/datakitreceiver
+
+replace github.com/tracegate/tracegate/processor/bufferprocessor => ../../processor/bufferprocessor
+
+replace github.com/tracegate/tracegate/processor/elasticmappingprocessor => ../../processor/elasticmappingprocessor
+
+replace github.com/tracegate/tracegate/processor/tracesamplingprocessor => ../../processor/tracesamplingprocessor
+
+replace github.com/tracegate/tracegate/connector/apmmetricsconnector => ../../connector/apmmetricsconnector
+
+replace github.com/tracegate/tracegate/extension/readylogextension => ../../extension/readylogextension
 
 replace github.com/elastic/opentelemetry-collector-components/internal/elasticattr => github.com/elastic/opentelemetry-collector-components/internal/elasticattr v0.37.0
 

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
+
 	"github.com/elastic/opentelemetry-collector-components/connector/elasticapmconnector"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,7 +33,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/tracegate/tracegate/connector/apmmetricsconnector/internal/metadata"
-	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 )
 
 const spansPerRequest = 10
@@ -44,7 +45,7 @@ func benchRequests(tb testing.TB, n int) []ptrace.Traces {
 	services := []string{"frontend", "checkout", "cart", "inventory", "payments"}
 	all := ptrace.NewTraces()
 	for i := range n {
-		td := loadgen.OTLPTraces(loadgen.NewTrace(rng, services[i%len(services)], spansPerRequest, time.Now()))
+		td := tracemodel.OTLPTraces(tracemodel.NewTrace(rng, services[i%len(services)], spansPerRequest, time.Now()))
 		td.ResourceSpans().MoveAndAppendTo(all.ResourceSpans())
 	}
 	return perResource(tb, enrich(tb, all))

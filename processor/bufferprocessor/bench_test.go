@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/tracegate/tracegate/internal/testbed/cpubench"
 	"github.com/tracegate/tracegate/processor/bufferprocessor/internal/diskqueue"
 )
 
@@ -312,7 +313,7 @@ func BenchmarkReplayVsLive(b *testing.B) {
 				delay = 10 * time.Millisecond
 			case "elasticsearch":
 				records = 32
-				exp = newBenchESExporter(b, startFakeES(b))
+				exp = newBenchESExporter(b, cpubench.StartFakeES(b))
 			}
 			cfgFor := func(dir string) *Config {
 				cfg := diskCfg(dir, ModeWriteAhead, FsyncInterval)

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
+
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
-	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 	"github.com/tracegate/tracegate/processor/tracesamplingprocessor/internal/metadata"
 )
 
@@ -22,7 +23,7 @@ import (
 func benchRequest(rng *rand.Rand, keepOneIn int, otlp bool) ptrace.Traces {
 	td := ptrace.NewTraces()
 	for i := range 10 {
-		tr := loadgen.OTLPTraces(loadgen.NewTrace(rng, "checkout", 10, time.Now()))
+		tr := tracemodel.OTLPTraces(tracemodel.NewTrace(rng, "checkout", 10, time.Now()))
 		rs := tr.ResourceSpans().At(0)
 		spans := rs.ScopeSpans().At(0).Spans()
 		for k := 0; k < spans.Len(); k++ {

@@ -1,15 +1,13 @@
 package ddtracereceiver
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
 
-	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/obfuscation"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
@@ -25,7 +23,7 @@ func obfuscationBodies(b *testing.B, literals bool) (bodies [][]byte, spans int)
 	r := rand.New(rand.NewPCG(1, 2))
 	now := time.Unix(1_700_000_000, 0)
 	for range 64 {
-		t := loadgen.NewTrace(r, "checkout", 10, now)
+		t := tracemodel.NewTrace(r, "checkout", 10, now)
 		for i := range t.Spans {
 			for j, a := range t.Spans[i].Attrs {
 				if a.Key == "db.statement" && literals {
@@ -34,9 +32,7 @@ func obfuscationBodies(b *testing.B, literals bool) (bodies [][]byte, spans int)
 				}
 			}
 		}
-		parts, err := loadgen.Encode(context.Background(), loadgen.DDTraceV04, t)
-		require.NoError(b, err)
-		bodies = append(bodies, parts[0])
+		bodies = append(bodies, tracemodel.EncodeDDTraceV04([][]tracemodel.DDSpan{tracemodel.DDSpans(t, 1, false)}))
 		spans += len(t.Spans)
 	}
 	return bodies, spans

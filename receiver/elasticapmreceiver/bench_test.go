@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
+
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 
-	"github.com/tracegate/tracegate/internal/testbed/loadgen"
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/metadatatest"
 )
 
@@ -25,14 +26,12 @@ func benchBody(b *testing.B, traces int) (body []byte, spans int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var buf bytes.Buffer
 	for i := range traces {
-		parts, err := loadgen.Encode(context.Background(), loadgen.ElasticAPMIntake, loadgen.NewTrace(r, "bench-svc", 10, time.Now()))
+		body, err := tracemodel.ElasticAPMEvents(tracemodel.NewTrace(r, "bench-svc", 10, time.Now()))
 		require.NoError(b, err)
-		for _, p := range parts {
-			if i > 0 { // one metadata line per stream
-				p = p[bytes.IndexByte(p, '\n')+1:]
-			}
-			buf.Write(p)
+		if i > 0 { // one metadata line per stream
+			body = body[bytes.IndexByte(body, '\n')+1:]
 		}
+		buf.Write(body)
 		spans += 10
 	}
 	return buf.Bytes(), spans

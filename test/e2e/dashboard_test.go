@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/internal/testbed/tracesend"
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
 )
 
 // TestDashboardQueriesExist: every metric the Grafana dashboard queries is in tracegate's
@@ -37,7 +37,7 @@ func TestDashboardQueriesExist(t *testing.T) {
 	}
 	// A tracer that reports the P0 spans it dropped before sending, as dd-trace libraries do, and
 	// sends one invalid span (a zero span id), which the receiver drops and counts.
-	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{
+	body := tracemodel.EncodeDDTraceV04([][]tracemodel.DDSpan{{
 		{Service: "dash", Name: "web.request", Resource: "GET /", TraceID: 1, SpanID: 1, Start: time.Now().UnixNano(), Duration: 1000},
 		{Service: "dash", Name: "web.request", Resource: "GET /", TraceID: 1, SpanID: 0, Start: time.Now().UnixNano(), Duration: 1000},
 	}})

@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
+
 	"github.com/jaegertracing/jaeger-idl/thrift-gen/jaeger"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -183,7 +185,7 @@ func validIntake(service string) []byte {
 
 func validDDv04(service, name string) []byte {
 	_, lo, sid := testSpanIDs(service, name)
-	return tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{
+	return tracemodel.EncodeDDTraceV04([][]tracemodel.DDSpan{{{
 		Service: service, Name: name, Resource: name,
 		TraceID: lo, SpanID: sid, Start: time.Now().UnixNano(), Duration: 1000, Meta: map[string]string{"k": name},
 	}}})
@@ -200,7 +202,7 @@ func TestSpanWithAMillionTags(t *testing.T) {
 	for i := range n {
 		meta[fmt.Sprintf("t%07d", i)] = "v"
 	}
-	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{{{
+	body := tracemodel.EncodeDDTraceV04([][]tracemodel.DDSpan{{{
 		Service: "million-tags", Name: "op", Resource: "op",
 		TraceID: 3, SpanID: 4, Start: time.Now().UnixNano(), Duration: 1000, Meta: meta,
 	}}})

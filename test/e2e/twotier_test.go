@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracegate/tracegate/internal/testbed/tracesend"
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
 )
 
 // TestAgentForwardsLargePayloadsInParts: the chart's two-tier setup, through two tracegate
@@ -27,15 +27,15 @@ func TestAgentForwardsLargePayloadsInParts(t *testing.T) {
 
 	// 2,400 spans of ~5 KB: a 12 MB body, about 13 MB as OTLP.
 	const n = 2400
-	spans := make([]tracesend.DDSpan, n)
+	spans := make([]tracemodel.DDSpan, n)
 	now := time.Now().UnixNano()
 	for i := range spans {
-		spans[i] = tracesend.DDSpan{
+		spans[i] = tracemodel.DDSpan{
 			Service: "two-tier", Name: "op", Resource: "op", TraceID: 77, SpanID: uint64(i + 1),
 			Start: now, Duration: 1000, Meta: map[string]string{"db.statement": strings.Repeat("s", 5000)},
 		}
 	}
-	body := tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{spans})
+	body := tracemodel.EncodeDDTraceV04([][]tracemodel.DDSpan{spans})
 	if len(body) < 10<<20 {
 		t.Fatalf("payload of %d bytes: want more than the gateway's 8 MiB", len(body))
 	}

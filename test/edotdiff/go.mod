@@ -6,7 +6,8 @@ require (
 	github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor v0.36.0
 	github.com/elastic/opentelemetry-collector-components/receiver/elasticapmintakereceiver v0.36.0
 	github.com/stretchr/testify v1.11.1
-	github.com/tracegate/tracegate v0.0.0
+	github.com/tracegate/tracegate/internal/testbed v0.0.0-00010101000000-000000000000
+	github.com/tracegate/tracegate/receiver/elasticapmreceiver v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/collector/component v1.54.0
 	go.opentelemetry.io/collector/component/componenttest v0.148.0
 	go.opentelemetry.io/collector/config/confighttp v0.148.0
@@ -60,6 +61,11 @@ require (
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/rs/cors v1.11.1 // indirect
 	github.com/tinylib/msgp v1.6.5 // indirect
+	github.com/tracegate/tracegate/internal/httpserve v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/readiness v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/refusalwait v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/sharedcomponent v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/warnonce v0.0.0-00010101000000-000000000000 // indirect
 	github.com/ua-parser/uap-go v0.0.0-20251207011819-db9adb27a0b8 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/collector/client v1.54.0 // indirect
@@ -113,4 +119,18 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/tracegate/tracegate => ../..
+replace github.com/tracegate/tracegate/internal/esversion => ../../internal/esversion
+
+replace github.com/tracegate/tracegate/internal/httpserve => ../../internal/httpserve
+
+replace github.com/tracegate/tracegate/internal/readiness => ../../internal/readiness
+
+replace github.com/tracegate/tracegate/internal/refusalwait => ../../internal/refusalwait
+
+replace github.com/tracegate/tracegate/internal/sharedcomponent => ../../internal/sharedcomponent
+
+replace github.com/tracegate/tracegate/internal/testbed => ../../internal/testbed
+
+replace github.com/tracegate/tracegate/internal/warnonce => ../../internal/warnonce
+
+replace github.com/tracegate/tracegate/receiver/elasticapmreceiver => ../../receiver/elasticapmreceiver

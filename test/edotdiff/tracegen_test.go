@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/tracegate/tracegate/internal/testbed/loadgen"
@@ -19,7 +21,7 @@ func tracegenBody(t *testing.T) []byte {
 	var buf bytes.Buffer
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i := range 20 {
-		parts, err := loadgen.Encode(context.Background(), loadgen.ElasticAPMIntake, loadgen.NewTrace(r, "svc-a", 10, start))
+		parts, err := loadgen.Encode(context.Background(), loadgen.ElasticAPMIntake, tracemodel.NewTrace(r, "svc-a", 10, start))
 		require.NoError(t, err)
 		for _, p := range parts {
 			if i > 0 { // one metadata line per stream

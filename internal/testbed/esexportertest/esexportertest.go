@@ -19,58 +19,58 @@ import (
 )
 
 // StartStandin runs a stand-in that keeps documents, closed when the test ends.
-func StartStandin(t *testing.T, opts esstandin.Options) *esstandin.Server {
-	t.Helper()
+func StartStandin(tb testing.TB, opts esstandin.Options) *esstandin.Server {
+	tb.Helper()
 	opts.KeepDocuments = true
 	es, err := esstandin.New(opts)
-	require.NoError(t, err)
-	require.NoError(t, es.Start("127.0.0.1:0"))
-	t.Cleanup(func() { require.NoError(t, es.Close()) })
+	require.NoError(tb, err)
+	require.NoError(tb, es.Start("127.0.0.1:0"))
+	tb.Cleanup(func() { require.NoError(tb, es.Close()) })
 	return es
 }
 
 // NewExporter starts the exporter with endpoints [url] and the given settings (fast transport
 // retries unless settings say otherwise); it is shut down when the test ends.
-func NewExporter(t *testing.T, url string, settings map[string]any) exporter.Traces {
-	t.Helper()
-	return NewExporterWithLogger(t, url, settings, zap.NewNop())
+func NewExporter(tb testing.TB, url string, settings map[string]any) exporter.Traces {
+	tb.Helper()
+	return NewExporterWithLogger(tb, url, settings, zap.NewNop())
 }
 
 // NewExporterWithLogger is NewExporter with the exporter logging to logger (a test can count
 // what the exporter reports, e.g. the documents it drops).
-func NewExporterWithLogger(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Traces {
-	t.Helper()
-	return startExporter(t, url, settings, logger, exporter.Factory.CreateTraces)
+func NewExporterWithLogger(tb testing.TB, url string, settings map[string]any, logger *zap.Logger) exporter.Traces {
+	tb.Helper()
+	return startExporter(tb, url, settings, logger, exporter.Factory.CreateTraces)
 }
 
 // NewLogsExporter is NewExporterWithLogger for logs.
-func NewLogsExporter(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Logs {
-	t.Helper()
-	return startExporter(t, url, settings, logger, exporter.Factory.CreateLogs)
+func NewLogsExporter(tb testing.TB, url string, settings map[string]any, logger *zap.Logger) exporter.Logs {
+	tb.Helper()
+	return startExporter(tb, url, settings, logger, exporter.Factory.CreateLogs)
 }
 
 // NewMetricsExporter is NewExporterWithLogger for metrics.
-func NewMetricsExporter(t *testing.T, url string, settings map[string]any, logger *zap.Logger) exporter.Metrics {
-	t.Helper()
-	return startExporter(t, url, settings, logger, exporter.Factory.CreateMetrics)
+func NewMetricsExporter(tb testing.TB, url string, settings map[string]any, logger *zap.Logger) exporter.Metrics {
+	tb.Helper()
+	return startExporter(tb, url, settings, logger, exporter.Factory.CreateMetrics)
 }
 
 // startExporter creates the exporter of one signal with create, starts it and shuts it down when
 // the test ends.
-func startExporter[E component.Component](t *testing.T, url string, settings map[string]any, logger *zap.Logger,
+func startExporter[E component.Component](tb testing.TB, url string, settings map[string]any, logger *zap.Logger,
 	create func(exporter.Factory, context.Context, exporter.Settings, component.Config) (E, error),
 ) E {
-	t.Helper()
-	f, set, cfg := exporterConfig(t, url, settings, logger)
+	tb.Helper()
+	f, set, cfg := exporterConfig(tb, url, settings, logger)
 	exp, err := create(f, context.Background(), set, cfg)
-	require.NoError(t, err)
-	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
+	require.NoError(tb, err)
+	require.NoError(tb, exp.Start(context.Background(), componenttest.NewNopHost()))
+	tb.Cleanup(func() { require.NoError(tb, exp.Shutdown(context.Background())) })
 	return exp
 }
 
-func exporterConfig(t *testing.T, url string, settings map[string]any, logger *zap.Logger) (exporter.Factory, exporter.Settings, component.Config) {
-	t.Helper()
+func exporterConfig(tb testing.TB, url string, settings map[string]any, logger *zap.Logger) (exporter.Factory, exporter.Settings, component.Config) {
+	tb.Helper()
 	f := elasticsearchexporter.NewFactory()
 	cfg := f.CreateDefaultConfig()
 	conf := map[string]any{
@@ -79,7 +79,7 @@ func exporterConfig(t *testing.T, url string, settings map[string]any, logger *z
 		"retry": map[string]any{"initial_interval": "10ms", "max_interval": "50ms"},
 	}
 	maps.Copy(conf, settings)
-	require.NoError(t, confmap.NewFromStringMap(conf).Unmarshal(cfg))
+	require.NoError(tb, confmap.NewFromStringMap(conf).Unmarshal(cfg))
 	ts := componenttest.NewNopTelemetrySettings()
 	ts.Logger = logger
 	set := exporter.Settings{

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
+
 	"github.com/elastic/apm-data/model/modelpb"
 )
 
@@ -13,34 +15,38 @@ import (
 // results, timestamps and the metadata, as apm-data decodes them.
 func TestElasticAPMIntakeEvents(t *testing.T) {
 	start := time.Unix(1_700_000_000, 123_456_789)
-	env := []Attr{{Key: "deployment.environment", Str: "production"}, {Key: "service.version", Str: "1.4.2"}}
-	with := func(attrs ...Attr) []Attr { return append(append([]Attr{}, env...), attrs...) }
-	method := Attr{Key: "http.request.method", Str: "GET"}
-	status := func(code int64) Attr { return Attr{Key: "http.response.status_code", Type: AttrInt, Int: code} }
-	tr := Trace{TraceHi: 0x8000000000000abc, TraceLo: 0x8000000000000def, Service: "check.out", Host: "checkout-1", Spans: []Span{
+	env := []tracemodel.Attr{{Key: "deployment.environment", Str: "production"}, {Key: "service.version", Str: "1.4.2"}}
+	with := func(attrs ...tracemodel.Attr) []tracemodel.Attr {
+		return append(append([]tracemodel.Attr{}, env...), attrs...)
+	}
+	method := tracemodel.Attr{Key: "http.request.method", Str: "GET"}
+	status := func(code int64) tracemodel.Attr {
+		return tracemodel.Attr{Key: "http.response.status_code", Type: tracemodel.AttrInt, Int: code}
+	}
+	tr := tracemodel.Trace{TraceHi: 0x8000000000000abc, TraceLo: 0x8000000000000def, Service: "check.out", Host: "checkout-1", Spans: []tracemodel.Span{
 		{
-			SpanID: 0xa1, Resource: "GET /orders", Kind: KindServer, Start: start, Duration: 50 * time.Millisecond, Error: true,
-			Attrs: with(method, status(500), Attr{Key: "url.path", Str: "/orders"}),
+			SpanID: 0xa1, Resource: "GET /orders", Kind: tracemodel.KindServer, Start: start, Duration: 50 * time.Millisecond, Error: true,
+			Attrs: with(method, status(500), tracemodel.Attr{Key: "url.path", Str: "/orders"}),
 		},
 		{
-			SpanID: 0xb2, ParentID: 0xa1, Resource: "GET /pricing", Kind: KindClient, Start: start, Duration: 20 * time.Millisecond,
-			Attrs: with(method, status(200), Attr{Key: "server.address", Str: "pricing"}, Attr{Key: "server.port", Type: AttrInt, Int: 8080}),
+			SpanID: 0xb2, ParentID: 0xa1, Resource: "GET /pricing", Kind: tracemodel.KindClient, Start: start, Duration: 20 * time.Millisecond,
+			Attrs: with(method, status(200), tracemodel.Attr{Key: "server.address", Str: "pricing"}, tracemodel.Attr{Key: "server.port", Type: tracemodel.AttrInt, Int: 8080}),
 		},
 		// The downstream service's entry span, in the same payload: a transaction of its own.
 		{
-			SpanID: 0xc3, ParentID: 0xb2, Resource: "GET /price", Kind: KindServer, Start: start, Duration: 10 * time.Millisecond,
+			SpanID: 0xc3, ParentID: 0xb2, Resource: "GET /price", Kind: tracemodel.KindServer, Start: start, Duration: 10 * time.Millisecond,
 			Attrs: with(method, status(200)),
 		},
 		{
-			SpanID: 0xd4, ParentID: 0xc3, Resource: "compute", Kind: KindInternal, Start: start, Duration: 1500 * time.Microsecond,
-			Attrs: with(Attr{Key: "cache.hit", Type: AttrBool, Bool: true}),
+			SpanID: 0xd4, ParentID: 0xc3, Resource: "compute", Kind: tracemodel.KindInternal, Start: start, Duration: 1500 * time.Microsecond,
+			Attrs: with(tracemodel.Attr{Key: "cache.hit", Type: tracemodel.AttrBool, Bool: true}),
 		},
 		{
-			SpanID: 0xe5, ParentID: 0xa1, Resource: "SELECT orders", Kind: KindClient, Start: start, Duration: time.Millisecond,
-			Attrs: with(Attr{Key: "db.system", Str: "postgresql"}, Attr{Key: "db.name", Str: "shop"}),
+			SpanID: 0xe5, ParentID: 0xa1, Resource: "SELECT orders", Kind: tracemodel.KindClient, Start: start, Duration: time.Millisecond,
+			Attrs: with(tracemodel.Attr{Key: "db.system", Str: "postgresql"}, tracemodel.Attr{Key: "db.name", Str: "shop"}),
 		},
 		// Its parent is not in the payload: no transaction to name.
-		{SpanID: 0xf6, ParentID: 0x99, Resource: "orphan", Kind: KindInternal, Start: start, Duration: time.Millisecond},
+		{SpanID: 0xf6, ParentID: 0x99, Resource: "orphan", Kind: tracemodel.KindInternal, Start: start, Duration: time.Millisecond},
 	}}
 	parts, err := Encode(t.Context(), ElasticAPMIntake, tr)
 	if err != nil {
@@ -74,7 +80,7 @@ func TestElasticAPMIntakeEvents(t *testing.T) {
 		if svc := ev.GetService(); svc.GetName() != "check_out" || svc.GetEnvironment() != "production" || svc.GetVersion() != "1.4.2" {
 			t.Errorf("event %d: service %v", i, svc)
 		}
-		if a := ev.GetAgent(); a.GetName() != apmAgentName || a.GetVersion() != apmAgentVersion {
+		if a := ev.GetAgent(); a.GetName() != tracemodel.APMAgentName || a.GetVersion() != tracemodel.APMAgentVersion {
 			t.Errorf("event %d: agent %v", i, a)
 		}
 		for _, k := range []string{"deployment_environment", "service_version"} {

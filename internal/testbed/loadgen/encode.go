@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
+
 	"github.com/jaegertracing/jaeger-idl/thrift-gen/jaeger"
 	"github.com/openzipkin/zipkin-go/model"
 	"github.com/openzipkin/zipkin-go/proto/zipkin_proto3"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/tracegate/tracegate/internal/testbed/tracesend"
@@ -40,18 +40,18 @@ const jaegerSpansPerPacket = 30
 
 // Encode returns the wire payload of one request carrying t: one part per HTTP body, gRPC message
 // or UDP packet (only jaeger-udp-compact splits a trace into several packets).
-func Encode(ctx context.Context, protocol string, t Trace) ([][]byte, error) {
+func Encode(ctx context.Context, protocol string, t tracemodel.Trace) ([][]byte, error) {
 	return encode(ctx, protocol, t, false)
 }
 
 // encode is Encode; sampled (ddtrace only) writes the priority as prioritySentinel, for a pool
 // whose requests each get their trace's priority.
-func encode(ctx context.Context, protocol string, t Trace, sampled bool) ([][]byte, error) {
+func encode(ctx context.Context, protocol string, t tracemodel.Trace, sampled bool) ([][]byte, error) {
 	switch protocol {
 	case DDTraceV04:
-		return [][]byte{tracesend.EncodeDDTraceV04([][]tracesend.DDSpan{ddSpans(t, sampled)})}, nil
+		return [][]byte{tracemodel.EncodeDDTraceV04([][]tracemodel.DDSpan{ddChunk(t, sampled)})}, nil
 	case DDTraceV05:
-		return [][]byte{tracesend.EncodeDDTraceV05([][]tracesend.DDSpan{ddSpans(t, sampled)})}, nil
+		return [][]byte{tracemodel.EncodeDDTraceV05([][]tracemodel.DDSpan{ddChunk(t, sampled)})}, nil
 	case JaegerThriftHTTP:
 		b, err := tracesend.EncodeJaegerBinary(ctx, jaegerBatch(t, t.Spans))
 		return [][]byte{b}, err
@@ -77,93 +77,16 @@ func encode(ctx context.Context, protocol string, t Trace, sampled bool) ([][]by
 		b, err := zipkin_proto3.SpanSerializer{}.Serialize(ptrs)
 		return [][]byte{b}, err
 	case ElasticAPMIntake:
-		b, err := elasticAPMEvents(t)
+		b, err := tracemodel.ElasticAPMEvents(t)
 		return [][]byte{b}, err
 	case OTLPHTTP, OTLPGRPC:
-		b, err := ptraceotlp.NewExportRequestFromTraces(OTLPTraces(t)).MarshalProto()
+		b, err := ptraceotlp.NewExportRequestFromTraces(tracemodel.OTLPTraces(t)).MarshalProto()
 		return [][]byte{b}, err
 	}
 	return nil, fmt.Errorf("unknown protocol %q (want one of %v)", protocol, Protocols())
 }
 
-// ddSpans is t as a tracer's chunk: priority 1 on the first span, or with sampled the sentinel a
-// request's priority replaces.
-func ddSpans(t Trace, sampled bool) []tracesend.DDSpan {
-	out := make([]tracesend.DDSpan, len(t.Spans))
-	for i, s := range t.Spans {
-		d := tracesend.DDSpan{
-			Service: t.Service, Name: s.Name, Resource: s.Resource, TraceID: t.TraceLo, SpanID: s.SpanID,
-			ParentID: s.ParentID, Start: s.Start.UnixNano(), Duration: int64(s.Duration), Type: ddSpanType(s.Name),
-			Meta:    map[string]string{"span.kind": string(s.Kind)},
-			Metrics: map[string]float64{},
-		}
-		if i == 0 {
-			// 128-bit trace ids: the high half travels in the chunk's first span, as tracers send it.
-			d.Meta["_dd.p.tid"] = fmt.Sprintf("%016x", t.TraceHi)
-			d.Metrics["_sampling_priority_v1"] = 1
-			if sampled {
-				d.Metrics["_sampling_priority_v1"] = prioritySentinel
-			}
-			d.Metrics["_dd.top_level"] = 1
-		}
-		if s.Error {
-			d.Error = 1
-			d.Meta["error.message"] = "internal server error"
-			d.Meta["error.type"] = "*errors.errorString"
-		}
-		for _, a := range s.Attrs {
-			key := ddKey(a.Key)
-			if sampled && key == attrSamplingPriority {
-				// A tracer turns this tag into the trace's priority and does not send it; sent
-				// as a metric on every span, it would reach the sampler as each span's own
-				// priority 1 beside the chunk's.
-				continue
-			}
-			switch a.Type {
-			case AttrInt:
-				d.Metrics[key] = float64(a.Int)
-			case AttrFloat:
-				d.Metrics[key] = a.Float
-			default: // strings, and booleans as tracers send them
-				d.Meta[key] = a.String()
-			}
-		}
-		out[i] = d
-	}
-	return out
-}
-
-// ddSpanType is the span type Datadog's integrations give the operations tracegen makes
-// (dd-trace-go's net/http server and client, database/sql, html/template), sent in both v0.4 and
-// v0.5 so that their documents compare.
-func ddSpanType(operation string) string {
-	switch operation {
-	case "http.request":
-		return "web"
-	case "http.client.request":
-		return "http"
-	case "postgresql.query":
-		return "sql"
-	case "template.render":
-		return "template"
-	}
-	return ""
-}
-
-// ddKey names an attribute as a Datadog tracer tags it. The environment and version travel in the
-// env and version tags (DD_ENV, DD_VERSION), not a second time under their OpenTelemetry names, so
-// a ddtrace request carries what the other protocols' requests carry and their documents compare.
-func ddKey(k string) string {
-	switch k {
-	case "deployment.environment":
-		return "env"
-	case "service.version":
-		return "version"
-	}
-	return k
-}
-
-func jaegerBatch(t Trace, spans []Span) *jaeger.Batch {
+func jaegerBatch(t tracemodel.Trace, spans []tracemodel.Span) *jaeger.Batch {
 	str := func(s string) *string { return &s }
 	b := &jaeger.Batch{Process: &jaeger.Process{ServiceName: t.Service, Tags: []*jaeger.Tag{
 		{Key: "hostname", VType: jaeger.TagType_STRING, VStr: str(t.Host)},
@@ -186,11 +109,11 @@ func jaegerBatch(t Trace, spans []Span) *jaeger.Batch {
 		for _, a := range s.Attrs {
 			tag := &jaeger.Tag{Key: a.Key}
 			switch a.Type {
-			case AttrInt:
+			case tracemodel.AttrInt:
 				tag.VType, tag.VLong = jaeger.TagType_LONG, &a.Int
-			case AttrFloat:
+			case tracemodel.AttrFloat:
 				tag.VType, tag.VDouble = jaeger.TagType_DOUBLE, &a.Float
-			case AttrBool:
+			case tracemodel.AttrBool:
 				tag.VType, tag.VBool = jaeger.TagType_BOOL, &a.Bool
 			default:
 				tag.VType, tag.VStr = jaeger.TagType_STRING, str(a.Str)
@@ -206,7 +129,7 @@ func jaegerBatch(t Trace, spans []Span) *jaeger.Batch {
 	return b
 }
 
-func zipkinSpans(t Trace) []model.SpanModel {
+func zipkinSpans(t tracemodel.Trace) []model.SpanModel {
 	local := &model.Endpoint{ServiceName: t.Service, IPv4: []byte{10, 0, 0, 17}}
 	out := make([]model.SpanModel, len(t.Spans))
 	for i, s := range t.Spans {
@@ -220,9 +143,9 @@ func zipkinSpans(t Trace) []model.SpanModel {
 			m.ParentID = &p
 		}
 		switch s.Kind {
-		case KindServer:
+		case tracemodel.KindServer:
 			m.Kind = model.Server
-		case KindClient:
+		case tracemodel.KindClient:
 			m.Kind = model.Client
 		default:
 			m.Tags["span.kind"] = "internal" // Zipkin has no internal kind; the receiver reads this tag
@@ -238,61 +161,13 @@ func zipkinSpans(t Trace) []model.SpanModel {
 	return out
 }
 
-// OTLPTraces returns t as pdata traces: one resource, one scope.
-func OTLPTraces(t Trace) ptrace.Traces {
-	td := ptrace.NewTraces()
-	rs := td.ResourceSpans().AppendEmpty()
-	ra := rs.Resource().Attributes()
-	ra.PutStr("service.name", t.Service)
-	ra.PutStr("host.name", t.Host)
-	ra.PutStr("telemetry.sdk.language", "go")
-	ra.PutStr("telemetry.sdk.name", "opentelemetry")
-	ss := rs.ScopeSpans().AppendEmpty()
-	ss.Scope().SetName("github.com/tracegate/tracegate/bench/tracegen")
-	var tid pcommon.TraceID
-	binary.BigEndian.PutUint64(tid[:8], t.TraceHi)
-	binary.BigEndian.PutUint64(tid[8:], t.TraceLo)
-	for _, s := range t.Spans {
-		sp := ss.Spans().AppendEmpty()
-		sp.SetTraceID(tid)
-		var sid, pid pcommon.SpanID
-		binary.BigEndian.PutUint64(sid[:], s.SpanID)
-		sp.SetSpanID(sid)
-		if s.ParentID != 0 {
-			binary.BigEndian.PutUint64(pid[:], s.ParentID)
-			sp.SetParentSpanID(pid)
-		}
-		sp.SetName(s.Resource)
-		switch s.Kind {
-		case KindServer:
-			sp.SetKind(ptrace.SpanKindServer)
-		case KindClient:
-			sp.SetKind(ptrace.SpanKindClient)
-		default:
-			sp.SetKind(ptrace.SpanKindInternal)
-		}
-		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(s.Start))
-		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(s.Start.Add(s.Duration)))
-		attrs := sp.Attributes()
-		attrs.EnsureCapacity(len(s.Attrs))
-		for _, a := range s.Attrs {
-			switch a.Type {
-			case AttrInt:
-				attrs.PutInt(a.Key, a.Int)
-			case AttrFloat:
-				attrs.PutDouble(a.Key, a.Float)
-			case AttrBool:
-				attrs.PutBool(a.Key, a.Bool)
-			default:
-				attrs.PutStr(a.Key, a.Str)
-			}
-		}
-		if s.Error {
-			sp.Status().SetCode(ptrace.StatusCodeError)
-			sp.Status().SetMessage("internal server error")
-		}
+// ddChunk is t as a tracer's chunk: priority 1 on the first span, or with sampled the sentinel a
+// request's priority replaces (a tracer that decided the priority sends no sampling.priority tag).
+func ddChunk(t tracemodel.Trace, sampled bool) []tracemodel.DDSpan {
+	if sampled {
+		return tracemodel.DDSpans(t, prioritySentinel, true)
 	}
-	return td
+	return tracemodel.DDSpans(t, 1, false)
 }
 
 // idKind is how a trace id (or half of it) is written in a payload.
@@ -352,7 +227,7 @@ func putHex(dst []byte, v uint64) {
 	}
 }
 
-// putZigzag10 writes int64(v) as a zigzag varint; for ids from fixID it is exactly 10 bytes.
+// putZigzag10 writes int64(v) as a zigzag varint; for ids from tracemodel.FixID it is exactly 10 bytes.
 func putZigzag10(dst []byte, v uint64) {
 	n := int64(v)
 	z := uint64((n << 1) ^ (n >> 63))
@@ -386,7 +261,7 @@ type idSlot struct {
 }
 
 // findIDSlots finds every occurrence of t's trace id in the encoded parts.
-func findIDSlots(protocol string, t Trace, parts [][]byte) []idSlot {
+func findIDSlots(protocol string, t tracemodel.Trace, parts [][]byte) []idSlot {
 	var slots []idSlot
 	for _, kind := range idKinds(protocol) {
 		want := make([]byte, idWidth(kind))

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
+
 	"github.com/apache/thrift/lib/go/thrift"
 	"github.com/elastic/apm-data/input/elasticapm"
 	"github.com/elastic/apm-data/model/modelpb"
@@ -31,7 +33,7 @@ type decodedSpan struct {
 	traceHi, traceLo uint64
 	spanID, parentID uint64
 	service, name    string
-	attrs            int // attributes/tags/meta+metrics carried from Span.Attrs (at least)
+	attrs            int // attributes/tags/meta+metrics carried from tracemodel.Span.Attrs (at least)
 	errored          bool
 	duration         time.Duration
 	ddType           string             // the Datadog span type (ddtrace only)
@@ -327,7 +329,7 @@ func apmDecodedSpan(t *testing.T, ev *modelpb.APMEvent) decodedSpan {
 	return d
 }
 
-// apmAttrs counts what a decoded event carries of Span.Attrs: its labels, and the fields the
+// apmAttrs counts what a decoded event carries of tracemodel.Span.Attrs: its labels, and the fields the
 // intake has for the others.
 func apmAttrs(ev *modelpb.APMEvent) int {
 	n := len(ev.Labels) + len(ev.NumericLabels)
@@ -443,7 +445,7 @@ func TestEncodeDecode(t *testing.T) {
 					if len(got) != n {
 						t.Fatalf("decoded %d spans, want %d", len(got), n)
 					}
-					wantHi, wantLo := fixID(ids[0]), fixID(ids[1])
+					wantHi, wantLo := tracemodel.FixID(ids[0]), tracemodel.FixID(ids[1])
 					for i, s := range got {
 						if s.traceHi != wantHi || s.traceLo != wantLo {
 							t.Errorf("span %d: trace id %016x%016x, want %016x%016x", i, s.traceHi, s.traceLo, wantHi, wantLo)

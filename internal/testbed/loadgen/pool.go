@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
 )
 
 // Payload is one pre-encoded request and where its trace id sits.
@@ -43,7 +45,7 @@ func newPool(ctx context.Context, protocol, service string, n, spansPerRequest i
 	now := time.Now()
 	p := &Pool{Protocol: protocol}
 	for i := 0; i < n; i++ {
-		t := NewTrace(r, service, spansPerRequest, now)
+		t := tracemodel.NewTrace(r, service, spansPerRequest, now)
 		parts, err := encode(ctx, protocol, t, keepFraction > 0)
 		if err != nil {
 			return nil, err
@@ -79,7 +81,7 @@ type Request struct {
 // place the payload carries it; hi and lo are forced into the fixed-width id form. A payload of a
 // pool with a keep fraction also gets the priority Kept gives lo.
 func (r *Request) Fill(p *Payload, hi, lo uint64) {
-	hi, lo = fixID(hi), fixID(lo)
+	hi, lo = tracemodel.FixID(hi), tracemodel.FixID(lo)
 	for len(r.bufs) < len(p.Parts) {
 		r.bufs = append(r.bufs, nil)
 	}

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -155,7 +157,7 @@ func (s *httpSender) send(ctx context.Context, r *Request) (string, int, error) 
 	if s.protocol == DDTraceV04 || s.protocol == DDTraceV05 {
 		req.Header.Set("Datadog-Meta-Lang", "go")
 		req.Header.Set("Datadog-Meta-Tracer-Version", "tracegen")
-		req.Header.Set("X-Datadog-Trace-Count", "1")
+		req.Header.Set("X-Datadog-tracemodel.Trace-Count", "1")
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -349,7 +351,7 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	results := make([]workerResult, c.Concurrency)
 	total := int64(c.Concurrency) * int64(c.Requests)
 	var seq atomic.Int64 // the next request number
-	hi := fixID(splitmix64(c.Seed))
+	hi := tracemodel.FixID(splitmix64(c.Seed))
 	start := time.Now()
 	var deadline time.Time
 	if c.Duration > 0 {

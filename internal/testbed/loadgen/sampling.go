@@ -15,9 +15,6 @@ const (
 	PriorityUserKeep   = 2
 )
 
-// attrSamplingPriority is the OpenTracing tag every generated span carries with value 1.
-const attrSamplingPriority = "sampling.priority"
-
 // prioritySentinel is the priority a sampled pool's payloads are encoded with: a value no other
 // metric of a generated span has, so that its one occurrence in the bytes is found and rewritten
 // per request like the trace id.
@@ -26,7 +23,7 @@ const prioritySentinel = -1234567.890625
 // msgpFloat64 is msgpack's float 64 marker; the ddtrace encoders write every metric value with it.
 const msgpFloat64 = 0xcb
 
-// lowIDMask keeps the 62 bits of a generated id below its fixed "10" mark (fixID).
+// lowIDMask keeps the 62 bits of a generated id below its fixed "10" mark (tracemodel.FixID).
 const lowIDMask = 1<<62 - 1
 
 // IsDDTrace reports whether protocol is a Datadog tracer protocol: the only ones with a sampling

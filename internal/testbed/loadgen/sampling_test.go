@@ -11,10 +11,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
 )
 
 // TestKeptShare: the traces Kept picks are the asked share of tracegen's trace ids (those Run
-// sends: fixID of splitmix64 of the seed plus the request's number), a lower fraction keeps a
+// sends: tracemodel.FixID of splitmix64 of the seed plus the request's number), a lower fraction keeps a
 // subset of a higher one's, and 1 keeps every trace.
 func TestKeptShare(t *testing.T) {
 	const n = 200_000
@@ -22,7 +24,7 @@ func TestKeptShare(t *testing.T) {
 		for _, fraction := range []float64{0.01, 0.1, 0.5, 1} {
 			kept := 0
 			for k := range uint64(n) {
-				lo := fixID(splitmix64(seed + k))
+				lo := tracemodel.FixID(splitmix64(seed + k))
 				if Kept(lo, fraction) {
 					kept++
 					if fraction < 1 && !Kept(lo, math.Min(1, fraction*2)) {
@@ -59,7 +61,7 @@ func TestPrioritiesOnTheWire(t *testing.T) {
 				req.Fill(payload, 0xabc, lo)
 				got := decode(t, protocol, req.Parts)
 				want := float64(PriorityUserReject)
-				if Kept(fixID(lo), 0.3) {
+				if Kept(tracemodel.FixID(lo), 0.3) {
 					want = PriorityUserKeep
 				}
 				counts[want]++
@@ -74,8 +76,8 @@ func TestPrioritiesOnTheWire(t *testing.T) {
 					if i > 0 && ok {
 						t.Errorf("request %d: span %d carries a priority too (%g)", k, i, p)
 					}
-					if v, ok := s.ddMetrics[attrSamplingPriority]; ok {
-						t.Errorf("request %d: span %d carries the %s tag (%g)", k, i, attrSamplingPriority, v)
+					if v, ok := s.ddMetrics[tracemodel.AttrSamplingPriority]; ok {
+						t.Errorf("request %d: span %d carries the %s tag (%g)", k, i, tracemodel.AttrSamplingPriority, v)
 					}
 				}
 				again.Fill(payload, 0xabc, lo)
@@ -110,8 +112,8 @@ func TestDefaultPriorityUnchanged(t *testing.T) {
 			if p, ok := s.ddMetrics["_sampling_priority_v1"]; (i == 0) != ok || (ok && p != 1) {
 				t.Errorf("%s: span %d priority %g (present %v)", protocol, i, p, ok)
 			}
-			if s.ddMetrics[attrSamplingPriority] != 1 {
-				t.Errorf("%s: span %d without the %s tag", protocol, i, attrSamplingPriority)
+			if s.ddMetrics[tracemodel.AttrSamplingPriority] != 1 {
+				t.Errorf("%s: span %d without the %s tag", protocol, i, tracemodel.AttrSamplingPriority)
 			}
 		}
 	}

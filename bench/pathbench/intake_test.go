@@ -1,4 +1,4 @@
-package bufferprocessor
+package pathbench
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/tracegate/tracegate/internal/testbed/cpubench"
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -25,7 +28,7 @@ import (
 // what the intake's spans would cost if decoding intake JSON were as cheap as decoding OTLP
 // protobuf: the bound on how close to OTLP/HTTP's rate any intake decoder can bring it.
 func BenchmarkIntakeShapeCPU(b *testing.B) {
-	url := startFakeES(b)
+	url := cpubench.StartFakeES(b)
 	otlp, intake := defaultTracePath(b, url, true), defaultTracePath(b, url, true)
 	otlp.reqs, intake.reqs = shapedRequests(b, 64)
 	o, i := alternateCPUPerSpan(b, otlp, intake)
@@ -62,11 +65,11 @@ func alternateCPUPerSpan(b *testing.B, first, second tracePath) (firstNs, second
 }
 
 // send decodes n of the path's requests (OTLP protobuf) and hands them to its first consumer from
-// pipelineProducers goroutines, as the OTLP receiver would; it returns the process CPU they took
+// cpubench.Producers goroutines, as the OTLP receiver would; it returns the process CPU they took
 // until the last consumer counted every span.
 func (p tracePath) send(b *testing.B, n int) time.Duration {
-	want := p.out.count() + int64(n*10)
-	c0 := processCPU(b)
+	want := p.out.Count() + int64(n*10)
+	c0 := cpubench.ProcessCPU(b)
 	produceItems(b, func(ctx context.Context, req []byte) error {
 		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(req)
 		if err != nil {
@@ -74,8 +77,8 @@ func (p tracePath) send(b *testing.B, n int) time.Duration {
 		}
 		return p.in.ConsumeTraces(ctx, td)
 	}, p.reqs, n)
-	p.out.waitSpans(want)
-	return processCPU(b) - c0
+	p.out.Wait(want)
+	return cpubench.ProcessCPU(b) - c0
 }
 
 // defaultTracePath is configs/default.yaml's trace path into the fake Elasticsearch at url: the
@@ -84,17 +87,6 @@ func (p tracePath) send(b *testing.B, n int) time.Duration {
 func defaultTracePath(b *testing.B, url string, ids bool) tracePath {
 	buffer, out := bufferedExporter(b, url, ids)
 	return tracePath{in: mappingTo(b, elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: ids}, buffer), out: out}
-}
-
-// bufferedExporter is the buffer in memory mode in front of the exporter (counted) into the fake
-// Elasticsearch at url, with or without document ids; it is shut down with the benchmark.
-func bufferedExporter(b *testing.B, url string, ids bool) (consumer.Traces, *countingConsumer) {
-	exp := newCountingConsumer(newBenchESExporterWith(b, url, map[string]any{"traces_dynamic_id": map[string]any{"enabled": ids}}))
-	cfg := memCfg()
-	cfg.Threads, cfg.QueueSize, cfg.MaxBatchItems = pipelineProducers, 10_000, 2048
-	h := startB(b, cfg, exp)
-	b.Cleanup(func() { h.shutdownB(b) })
-	return h.p, exp
 }
 
 // mappingTo is an elasticmapping processor with cfg in front of next.
@@ -107,20 +99,20 @@ func mappingTo(b *testing.B, cfg elasticmappingprocessor.Config, next consumer.T
 
 // tracegenTraces returns n traces of 10 spans as tracegen makes them for make bench, always the
 // same ones.
-func tracegenTraces(n int) []loadgen.Trace {
+func tracegenTraces(n int) []tracemodel.Trace {
 	rng := rand.New(rand.NewPCG(1, 2))
-	traces := make([]loadgen.Trace, n)
+	traces := make([]tracemodel.Trace, n)
 	for i := range traces {
-		traces[i] = loadgen.NewTrace(rng, []string{"checkout", "cart", "inventory"}[i%3], 10, time.Now())
+		traces[i] = tracemodel.NewTrace(rng, []string{"checkout", "cart", "inventory"}[i%3], 10, time.Now())
 	}
 	return traces
 }
 
 // otlpRequests returns traces as OTLP protobuf requests, one each.
-func otlpRequests(b *testing.B, traces []loadgen.Trace) [][]byte {
+func otlpRequests(b *testing.B, traces []tracemodel.Trace) [][]byte {
 	var reqs [][]byte
 	for _, tr := range traces {
-		p, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(loadgen.OTLPTraces(tr))
+		p, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(tracemodel.OTLPTraces(tr))
 		require.NoError(b, err)
 		reqs = append(reqs, p)
 	}

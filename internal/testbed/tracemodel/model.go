@@ -1,8 +1,9 @@
-// Package loadgen is the load generator behind bench/tracegen: it builds realistic traces, pre-encodes
-// them once per protocol into a pool of payloads, and sends them from many workers, rewriting only
-// the trace id of a copy of a pooled payload per request (so every request carries a fresh trace),
-// while it records each request's latency and status.
-package loadgen
+// Package tracemodel is the load generator's traces (realistic services with web, database, HTTP
+// client and template spans) and the encodings of them that need no tracer or client library:
+// OTLP pdata, the Datadog tracers' msgpack (v0.4, v0.5) and the Elastic APM intake's NDJSON.
+// Components' benchmarks import it alone; the Jaeger and Zipkin encodings and the senders live in
+// loadgen and tracesend, with the libraries they need.
+package tracemodel
 
 import (
 	"fmt"
@@ -10,6 +11,9 @@ import (
 	"strconv"
 	"time"
 )
+
+// AttrSamplingPriority is the OpenTracing tag every generated span carries with value 1.
+const AttrSamplingPriority = "sampling.priority"
 
 // AttrType is the type of an attribute value.
 type AttrType int
@@ -80,9 +84,9 @@ type Trace struct {
 // markID returns a random id whose two top bits are "10". Every id in a payload has that form, so
 // each encoding of it has a fixed width (msgpack uint64: 9 bytes; Thrift compact zigzag varint: 10
 // bytes; hex: 16 digits), and an id can be replaced in the encoded bytes without moving anything.
-func markID(r *rand.Rand) uint64 { return fixID(r.Uint64()) }
+func markID(r *rand.Rand) uint64 { return FixID(r.Uint64()) }
 
-func fixID(x uint64) uint64 { return x&^(3<<62) | 1<<63 }
+func FixID(x uint64) uint64 { return x&^(3<<62) | 1<<63 }
 
 var (
 	routes   = []string{"/api/orders/{id}", "/api/cart", "/api/users/{id}/profile", "/api/checkout", "/api/search"}
@@ -107,7 +111,7 @@ func NewTrace(r *rand.Rand, service string, n int, now time.Time) Trace {
 			{Key: "service.version", Str: "1.4.2"},
 			{Key: "thread.id", Type: AttrInt, Int: int64(100 + r.IntN(64))},
 			{Key: "tracegen.index", Type: AttrInt, Int: int64(i)},
-			{Key: attrSamplingPriority, Type: AttrFloat, Float: 1},
+			{Key: AttrSamplingPriority, Type: AttrFloat, Float: 1},
 		}
 	}
 	for i := range n {

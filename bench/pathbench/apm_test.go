@@ -1,4 +1,4 @@
-package bufferprocessor
+package pathbench
 
 import (
 	"bytes"
@@ -6,6 +6,9 @@ import (
 	"net"
 	"net/http"
 	"testing"
+
+	"github.com/tracegate/tracegate/internal/testbed/cpubench"
+	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
 
 	"github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor"
 	"github.com/stretchr/testify/require"
@@ -38,14 +41,14 @@ import (
 func BenchmarkAPMPathCPU(b *testing.B) {
 	shapes := []struct {
 		name string
-		reqs func(*testing.B, []loadgen.Trace) [][]byte
+		reqs func(*testing.B, []tracemodel.Trace) [][]byte
 	}{
 		{"otlp", otlpRequests},
 		{"ddtrace", ddtraceRequests},
 	}
 	for _, shape := range shapes {
 		b.Run(shape.name, func(b *testing.B) {
-			url := startFakeES(b)
+			url := cpubench.StartFakeES(b)
 			plain, apm := defaultTracePath(b, url, true), apmTracePath(b, url)
 			plain.reqs = shape.reqs(b, tracegenTraces(64))
 			apm.reqs = plain.reqs
@@ -80,7 +83,7 @@ func apmTracePath(b *testing.B, url string) tracePath {
 
 // ddtraceRequests returns traces as tracegen sends them to the ddtrace receiver (v0.4), turned
 // into pdata by it and encoded as OTLP protobuf, one request each.
-func ddtraceRequests(b *testing.B, traces []loadgen.Trace) [][]byte {
+func ddtraceRequests(b *testing.B, traces []tracemodel.Trace) [][]byte {
 	return receivedRequests(b, traces, receiverShape{
 		factory:  ddtracereceiver.NewFactory(),
 		endpoint: func(cfg component.Config) *string { return &cfg.(*ddtracereceiver.Config).NetAddr.Endpoint },
@@ -99,7 +102,7 @@ type receiverShape struct {
 
 // receivedRequests returns traces as the receiver turns them into pdata, encoded as OTLP protobuf,
 // one request each: the receiver's shape of them, for paths that decode OTLP.
-func receivedRequests(b *testing.B, traces []loadgen.Trace, rs receiverShape) [][]byte {
+func receivedRequests(b *testing.B, traces []tracemodel.Trace, rs receiverShape) [][]byte {
 	sink := &consumertest.TracesSink{}
 	cfg := rs.factory.CreateDefaultConfig()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -140,7 +143,7 @@ func receivedRequests(b *testing.B, traces []loadgen.Trace, rs receiverShape) []
 // OTLP protobuf. What Kibana's APM UI reads (transaction.*, span.*, processor.event, ...) is in the
 // second; the difference is what exporting it costs, whatever computes it.
 func BenchmarkAPMDocumentsCPU(b *testing.B) {
-	url := startFakeES(b)
+	url := cpubench.StartFakeES(b)
 	reqs := otlpRequests(b, tracegenTraces(64))
 	plainCfg := elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: true}
 	apmCfg := elasticmappingprocessor.Config{Mode: elasticmappingprocessor.ModeOTel, DocumentIDs: true, APMInputs: true}

@@ -1,4 +1,4 @@
-package loadgen
+package tracemodel
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 // Agent names and versions as the Go agent (go.elastic.co/apm/v2) reports them; the OTLP payload
 // carries telemetry.sdk.language=go, so the language matches.
 const (
-	apmAgentName    = "go"
-	apmAgentVersion = "2.6.2"
+	APMAgentName    = "go"
+	APMAgentVersion = "2.6.2"
 	apmLanguage     = "go"
 )
 
@@ -142,8 +142,8 @@ func (d apmDuration) MarshalJSON() ([]byte, error) {
 // in the metadata, as an agent sends them (and as ddKey does for Datadog's env and version).
 var apmResourceKeys = map[string]string{"deployment.environment": "environment", "service.version": "version"}
 
-// elasticAPMEvents returns t as one intake v2 body.
-func elasticAPMEvents(t Trace) ([]byte, error) {
+// ElasticAPMEvents returns t as one intake v2 body.
+func ElasticAPMEvents(t Trace) ([]byte, error) {
 	meta := apmMetadataOf(t)
 	lines := []apmLine{{Metadata: &meta}}
 	txn := nearestTransactions(t.Spans)
@@ -177,7 +177,7 @@ func apmMetadataOf(t Trace) apmMetadata {
 	m := apmMetadata{
 		Service: apmService{
 			Name:     apmServiceName(t.Service),
-			Agent:    apmAgent{Name: apmAgentName, Version: apmAgentVersion},
+			Agent:    apmAgent{Name: APMAgentName, Version: APMAgentVersion},
 			Language: apmName{Name: apmLanguage},
 		},
 		System: apmSystem{DetectedHostname: t.Host},

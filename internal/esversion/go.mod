@@ -1,0 +1,3 @@
+module github.com/tracegate/tracegate/internal/esversion
+
+go 1.25.0
