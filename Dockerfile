@@ -21,6 +21,7 @@ COPY internal/sharedcomponent/go.* ./internal/sharedcomponent/
 COPY internal/warnonce/go.* ./internal/warnonce/
 COPY internal/estemplates/go.* ./internal/estemplates/
 COPY internal/configtest/go.* ./internal/configtest/
+COPY internal/gcdefaults/go.* ./internal/gcdefaults/
 COPY internal/testbed/go.* ./internal/testbed/
 COPY receiver/ddtracereceiver/go.* ./receiver/ddtracereceiver/
 COPY receiver/elasticapmreceiver/go.* ./receiver/elasticapmreceiver/

@@ -270,6 +270,7 @@ require (
 	github.com/tklauser/numcpus v0.11.0 // indirect
 	github.com/tracegate/tracegate/internal/ddsampler v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/estemplates v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/gcdefaults v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/httpserve v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/readiness v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/refusalwait v0.0.0-00010101000000-000000000000 // indirect
@@ -423,6 +424,8 @@ replace github.com/tracegate/tracegate/internal/warnonce => ../../internal/warno
 replace github.com/tracegate/tracegate/internal/estemplates => ../../internal/estemplates
 
 replace github.com/tracegate/tracegate/internal/configtest => ../../internal/configtest
+
+replace github.com/tracegate/tracegate/internal/gcdefaults => ../../internal/gcdefaults
 
 replace github.com/tracegate/tracegate/internal/testbed => ../../internal/testbed
 

@@ -12,6 +12,10 @@ type Config struct {
 	// log level tracegate's configs run at).
 	Level string `mapstructure:"level"`
 
+	// GCDefaults applies tracegate's garbage collector defaults (GOGC, and GOMEMLIMIT under a
+	// cgroup memory limit) when the environment sets neither GOGC nor GOMEMLIMIT (default true).
+	GCDefaults bool `mapstructure:"gc_defaults"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }

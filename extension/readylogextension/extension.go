@@ -23,6 +23,7 @@ type readyLog struct {
 	component.ShutdownFunc
 	logger *zap.Logger
 	level  string
+	gc     string // the garbage collector's settings, as gcdefaults decided them
 
 	mu        sync.Mutex
 	conf      map[string]any
@@ -67,6 +68,9 @@ func (r *readyLog) Buffering(b readiness.Buffer) {
 // Ready writes the line. The service calls it once every receiver has started listening.
 func (r *readyLog) Ready() error {
 	fields := []zap.Field{zap.Strings("endpoints", r.endpoints()), zap.Strings("buffers", r.bufferModes())}
+	if r.gc != "" {
+		fields = append(fields, zap.String("gc", r.gc))
+	}
 	const msg = "tracegate is ready"
 	if r.level == "info" {
 		r.logger.Info(msg, fields...)

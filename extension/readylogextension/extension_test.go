@@ -2,7 +2,9 @@ package readylogextension
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/tracegate/tracegate/extension/readylogextension/internal/metadata"
+	"github.com/tracegate/tracegate/internal/gcdefaults"
 	"github.com/tracegate/tracegate/internal/readiness"
 )
 
@@ -24,10 +27,12 @@ func TestLoadConfig(t *testing.T) {
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		name, want, wantErr string
+		gcDefaults          bool
 	}{
-		{"", "warn", ""},
-		{"info", "info", ""},
-		{"bad", "", `level must be info or warn, got "debug"`},
+		{name: "", want: "warn", gcDefaults: true},
+		{name: "info", want: "info", gcDefaults: true},
+		{name: "nogc", want: "warn", gcDefaults: false},
+		{name: "bad", wantErr: `level must be info or warn, got "debug"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
@@ -40,6 +45,7 @@ func TestLoadConfig(t *testing.T) {
 			}
 			require.NoError(t, xconfmap.Validate(cfg))
 			assert.Equal(t, tt.want, cfg.Level)
+			assert.Equal(t, tt.gcDefaults, cfg.GCDefaults)
 		})
 	}
 }
@@ -133,3 +139,29 @@ func TestConfiguredEndpoints(t *testing.T) {
 type extensionsHost map[component.ID]component.Component
 
 func (h extensionsHost) GetExtensions() map[component.ID]component.Component { return h }
+
+// TestReadyLineSaysTheGCSettings: the line names the garbage collector's settings; with
+// gc_defaults off, that they were left to Go and the environment (and GOGC is untouched).
+func TestReadyLineSaysTheGCSettings(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	for _, tc := range []struct {
+		gcDefaults bool
+		want       string
+	}{
+		{false, "as Go or the environment set it (gc_defaults: false)"},
+		{true, gcdefaults.Choose(os.LookupEnv, gcdefaults.CgroupMemoryLimit("/sys/fs/cgroup"), gcdefaults.Chosen).String()},
+	} {
+		core, logs := observer.New(zapcore.InfoLevel)
+		set := extensiontest.NewNopSettings(metadata.Type)
+		set.Logger = zap.New(core)
+		ext, err := NewFactory().Create(context.Background(), set, &Config{Level: "warn", GCDefaults: tc.gcDefaults})
+		require.NoError(t, err)
+		require.NoError(t, ext.(*readyLog).Ready())
+		require.Len(t, logs.All(), 1)
+		assert.Equal(t, tc.want, logs.All()[0].ContextMap()["gc"])
+		if !tc.gcDefaults {
+			assert.Equal(t, 100, debug.SetGCPercent(100), "gc_defaults false changed GOGC")
+		}
+	}
+}

@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/stretchr/testify v1.11.1
+	github.com/tracegate/tracegate/internal/gcdefaults v0.0.0-00010101000000-000000000000
 	github.com/tracegate/tracegate/internal/readiness v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/collector/component v1.54.0
 	go.opentelemetry.io/collector/component/componenttest v0.148.0
@@ -50,3 +51,5 @@ require (
 )
 
 replace github.com/tracegate/tracegate/internal/readiness => ../../internal/readiness
+
+replace github.com/tracegate/tracegate/internal/gcdefaults => ../../internal/gcdefaults

@@ -3,6 +3,7 @@ module github.com/tracegate/tracegate/test/helm
 go 1.26.0
 
 require (
+	github.com/tracegate/tracegate/internal/gcdefaults v0.0.0-00010101000000-000000000000
 	helm.sh/helm/v3 v3.22.0
 	k8s.io/api v0.37.0
 	sigs.k8s.io/yaml v1.6.0
@@ -71,3 +72,5 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+replace github.com/tracegate/tracegate/internal/gcdefaults => ../../internal/gcdefaults

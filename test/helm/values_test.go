@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracegate/tracegate/internal/gcdefaults"
+
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml" //nolint:depguard // decodes as Helm and Kubernetes do, through JSON (k8s API types carry json tags only); go.yaml.in/yaml cannot
 )
@@ -204,7 +206,7 @@ func TestDefaults(t *testing.T) {
 	c := pod.Containers[0]
 	e := env(c)
 	if got := e["GOMEMLIMIT"].Value; got != "1843MiB" {
-		t.Errorf("GOMEMLIMIT = %q, want 1843MiB (90%% of 2Gi)", got)
+		t.Errorf("GOMEMLIMIT = %q, want 1843MiB (90%% of 2Gi, gcdefaults.Chosen.LimitShare %g)", got, gcdefaults.Chosen.LimitShare)
 	}
 	if _, ok := e["TRACEGATE_BUFFER_DIR"]; ok {
 		t.Error("TRACEGATE_BUFFER_DIR set without buffer storage")
@@ -412,6 +414,19 @@ func TestGOMEMLIMIT(t *testing.T) {
 	o := renderObjects(t, "useGOMEMLIMIT: false")
 	if _, ok := env(onlyPod(t, o).Containers[0])["GOMEMLIMIT"]; ok {
 		t.Error("GOMEMLIMIT set with useGOMEMLIMIT: false")
+	}
+}
+
+// TestGOGC: the pods run with the binary's own GOGC default (the chart sets GOMEMLIMIT, which
+// turns the binary's defaults off), another value when given, none when "".
+func TestGOGC(t *testing.T) {
+	for values, want := range map[string]string{"": strconv.Itoa(gcdefaults.Chosen.GOGC), "gogc: '100'": "100", "gogc: 'off'": "off"} {
+		if got := env(onlyPod(t, renderObjects(t, values)).Containers[0])["GOGC"].Value; got != want {
+			t.Errorf("values %q: GOGC %q, want %q", values, got, want)
+		}
+	}
+	if _, ok := env(onlyPod(t, renderObjects(t, "gogc: ''")).Containers[0])["GOGC"]; ok {
+		t.Error(`GOGC set with gogc: ""`)
 	}
 }
 

@@ -118,6 +118,10 @@ containers:
       - name: GOMEMLIMIT
         value: {{ include "tracegate.gomemlimit" .Values.resources.limits.memory | quote }}
       {{- end }}
+      {{- with .Values.gogc }}
+      - name: GOGC
+        value: {{ . | quote }}
+      {{- end }}
       {{- if $storage }}
       - name: TRACEGATE_BUFFER_DIR
         value: {{ .Values.bufferStorage.mountPath | quote }}
