@@ -243,6 +243,8 @@ func runLoad(ctx context.Context, name string, args []string) (loadgen.Result, t
 	return results[0], gen.ProcessState.UserTime() + gen.ProcessState.SystemTime(), nil
 }
 
+// runOne measures job j: the row of its settings and offered rate, then its collector under the
+// load, with Kafka in this process for a variant of the Kafka tier.
 func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run) {
 	v := j.variant
 	r = run{
@@ -250,18 +252,11 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		KeepFraction: v.KeepFraction, Expect: v.Expect, Against: v.Against, Target: v.Target, Kafka: v.Kafka,
 	}
 	fail := func(err error) run { r.Error = err.Error(); return r }
-	switch {
-	case j.rateErr != nil:
-		return fail(j.rateErr)
-	case j.rate > 0:
-		r.Rate = j.rate
-	case o.rateFraction > 0:
-		rate, err := halfRate(o.saturation, j.protocol, o.rateFraction)
-		if err != nil {
-			return fail(err)
-		}
-		r.Rate = rate
+	rate, err := offeredRate(o, j)
+	if err != nil {
+		return fail(err)
 	}
+	r.Rate = rate
 	es.Reset()
 	tmp, err := os.MkdirTemp("", "benchrun-")
 	if err != nil {
@@ -272,127 +267,253 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 		coll: j.coll, cfg: j.cfg, overlays: v.Overlays, sets: append(append([]string(nil), o.sets...), v.Set...),
 		cpu: o.collectorCPU, dir: filepath.Join(tmp, "collector"),
 	}
-	var brokers []string
-	var peer *collectorproc.Process // a tiers run's gateway
 	if v.Kafka != "" {
-		kafka, err := startKafka()
-		if err != nil {
-			return fail(fmt.Errorf("kafka: %w", err))
-		}
-		defer kafka.Close()
-		brokers = kafka.ListenAddrs()
-		measured.env = []string{"KAFKA_BROKERS=" + strings.Join(brokers, ",")}
-		switch v.Kafka {
-		case kafkaGateway:
-			return runGateway(ctx, o, es, j, r, measured, brokers)
-		case kafkaTiers:
-			gw := measured
-			gw.overlays, gw.cpu, gw.dir = []string{gatewayOverlay}, -1, filepath.Join(tmp, "gateway")
-			if peer, _, err = startCollector(ctx, o, es, gw); err != nil {
-				return fail(fmt.Errorf("gateway: %w", err))
-			}
-			defer stopHelper("gateway", peer)
-		}
-		measured.overlays = []string{agentOverlay}
+		return runWithKafka(ctx, o, es, j, r, measured, tmp)
 	}
-	proc, ports, err := startCollector(ctx, o, es, measured)
+	return runCollector(ctx, o, es, j, r, measured, tmp, kafkaTier{})
+}
+
+// offeredRate is the request rate j's run offers: its variant's (rate_of), a fraction of stock's
+// saturation rate (-rate-fraction), or -rate (0: closed loop).
+func offeredRate(o options, j job) (float64, error) {
+	switch {
+	case j.rateErr != nil:
+		return 0, j.rateErr
+	case j.rate > 0:
+		return j.rate, nil
+	case o.rateFraction > 0:
+		return halfRate(o.saturation, j.protocol, o.rateFraction)
+	}
+	return o.rate, nil
+}
+
+// kafkaTier is what a variant of the Kafka tier runs beside the measured collector: the brokers,
+// and in a tiers run the gateway behind the agent.
+type kafkaTier struct {
+	brokers []string
+	gateway *collectorproc.Process
+}
+
+// runWithKafka starts Kafka for a variant of the Kafka tier. The gateway is measured on its own
+// (runGateway); the agent, alone or with the gateway behind it, as any collector.
+func runWithKafka(ctx context.Context, o options, es *esstandin.Server, j job, r run, measured collectorSpec, tmp string) run {
+	fail := func(err error) run { r.Error = err.Error(); return r }
+	kafka, err := startKafka()
+	if err != nil {
+		return fail(fmt.Errorf("kafka: %w", err))
+	}
+	defer kafka.Close()
+	k := kafkaTier{brokers: kafka.ListenAddrs()}
+	measured.env = []string{"KAFKA_BROKERS=" + strings.Join(k.brokers, ",")}
+	switch j.variant.Kafka {
+	case kafkaGateway:
+		return runGateway(ctx, o, es, j, r, measured, k.brokers)
+	case kafkaTiers:
+		gw := measured
+		gw.overlays, gw.cpu, gw.dir = []string{gatewayOverlay}, -1, filepath.Join(tmp, "gateway")
+		if k.gateway, _, err = startCollector(ctx, o, es, gw); err != nil {
+			return fail(fmt.Errorf("gateway: %w", err))
+		}
+		defer stopHelper("gateway", k.gateway)
+	}
+	measured.overlays = []string{agentOverlay}
+	return runCollector(ctx, o, es, j, r, measured, tmp, k)
+}
+
+// runCollector starts the collector of spec, warms it up and measures it under tracegen's load.
+func runCollector(ctx context.Context, o options, es *esstandin.Server, j job, r0 run, spec collectorSpec, tmp string, k kafkaTier) (r run) {
+	r = r0
+	fail := func(err error) run { r.Error = err.Error(); return r }
+	proc, ports, err := startCollector(ctx, o, es, spec)
 	if err != nil {
 		return fail(err)
 	}
 	defer stopMeasured(proc, &r)
-	pid := proc.Pid()
-	var s sink = standin{es}
-	if v.Kafka == kafkaAgent {
-		counter, err := newSpanCounter(ctx, brokers, spansTopic)
-		if err != nil {
-			return fail(fmt.Errorf("kafka: %w", err))
-		}
-		defer counter.Close()
-		s, r.Sink = counter, sinkKafka
+	m := measurement{pid: proc.Pid(), peer: k.gateway, pprof: ports.Pprof}
+	var closeSink func()
+	if m.sink, closeSink, err = openSink(ctx, es, j, k.brokers, &r); err != nil {
+		return fail(err)
 	}
-	acks := ""
-	if v.DeliveryLatency {
-		acks = filepath.Join(tmp, "acks")
+	defer closeSink()
+	var arrived arrivals
+	if j.variant.DeliveryLatency {
+		m.acks, m.arrived = filepath.Join(tmp, "acks"), &arrived
 	}
-	name, genArgs := genCommand(o, j, &r, ports, acks)
+	m.gen, m.genArgs = genCommand(o, j, &r, ports, m.acks)
 	if o.warmup > 0 {
-		if err := warmUp(ctx, o, j, name, genArgs, s); err != nil {
+		if err := warmUp(ctx, o, j, m.gen, m.genArgs, m.sink); err != nil {
 			return fail(err)
 		}
 	}
-	var arrived arrivals
-	if v.DeliveryLatency {
-		es.OnSpan(arrived.record)
+	if m.arrived != nil {
+		es.OnSpan(m.arrived.record)
 		defer es.OnSpan(nil)
 	}
-	cpu0, err := cpuTicks(pid)
-	if err != nil {
+	if err := measureRun(ctx, o, es, j, &m, &r); err != nil {
 		return fail(err)
 	}
-	self0, _ := cpuTicks(os.Getpid())
-	var peer0 uint64
-	if peer != nil {
-		peer0, _ = cpuTicks(peer.Pid())
+	return r
+}
+
+// openSink is where a run counts the spans that arrived: the stand-in, or for an agent Kafka's
+// spans topic (r.Sink then says so). The function it returns closes it.
+func openSink(ctx context.Context, es *esstandin.Server, j job, brokers []string, r *run) (sink, func(), error) {
+	if j.variant.Kafka != kafkaAgent {
+		return standin{es}, func() {}, nil
+	}
+	counter, err := newSpanCounter(ctx, brokers, spansTopic)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kafka: %w", err)
+	}
+	r.Sink = sinkKafka
+	return counter, counter.Close, nil
+}
+
+// measurement is what the measured window of a run works with.
+type measurement struct {
+	// gen and genArgs are tracegen's command line.
+	gen     string
+	genArgs []string
+	sink    sink
+	// pid is the measured collector's; peer, a tiers run's gateway, is also timed.
+	pid   int
+	peer  *collectorproc.Process
+	pprof string // the measured collector's pprof address
+	// acks and arrived, with delivery_latency, are tracegen's acknowledgement log and when each
+	// span reached the stand-in.
+	acks    string
+	arrived *arrivals
+}
+
+// measureRun is the measured window: the load, the wait for the spans it should deliver, then
+// the row's counts, rates, peak RSS, delivery times and late spans.
+func measureRun(ctx context.Context, o options, es *esstandin.Server, j job, m *measurement, r *run) error {
+	w := window{atStart: m.cpu()}
+	if w.atStart.collectorErr != nil {
+		return w.atStart.collectorErr
 	}
 	if o.esDown {
 		if err := es.SetRefusing(true); err != nil {
-			return fail(err)
+			return err
 		}
 	}
-	start := time.Now()
-	defer startProfile(ctx, o, &r, ports.Pprof)()
-	gen, genCPU, genErr := runLoad(ctx, name, genArgs)
-	loadEnd := time.Now()
-	cpuLoad, cpuLoadErr := cpuTicks(pid)
-	selfLoad, _ := cpuTicks(os.Getpid())
+	w.start = time.Now()
+	// Waited for once the row is complete: a profile that outlasts the load must not lengthen the
+	// window.
+	defer startProfile(ctx, o, r, m.pprof)()
+	gen, genErr := m.load(ctx, &w)
 	if o.esDown {
 		if err := es.SetRefusing(false); err != nil {
-			return fail(err)
+			return err
 		}
 	}
 	if genErr != nil {
-		return fail(genErr)
+		return genErr
 	}
 	r.Gen = gen
+	w.end = awaitExpected(ctx, o, m.sink, j, r, w.start)
+	if w.atEnd = m.cpu(); w.atEnd.collectorErr != nil {
+		return w.atEnd.collectorErr
+	}
+	r.setArrivals(es.Stats(), m.sink.spans())
+	r.setRates(w)
+	r.setPeakRSS(m.pid)
+	if m.arrived != nil {
+		es.OnSpan(nil)
+		r.setDelivery(m.acks, m.arrived)
+	}
+	if r.expectsKeptOnly() && r.Error == "" {
+		r.LateSpans = lateSpans(ctx, m.sink, r.SpansInES)
+	}
+	return nil
+}
 
-	// Wait for every expected span (acknowledged, or of a kept trace; UDP: every span sent). The
-	// floor delivers nothing: its window ends with the load.
-	want := expectedSpans(j.coll, v, r.Gen)
-	r.ExpectedSpans = want
-	end, n, gaveUpWaiting := awaitSpans(ctx, o, s, want, j.protocol, start)
+// load runs tracegen and notes in w when the load ended, the CPU at that moment and tracegen's.
+func (m *measurement) load(ctx context.Context, w *window) (loadgen.Result, error) {
+	gen, genCPU, err := runLoad(ctx, m.gen, m.genArgs)
+	w.loadEnd = time.Now()
+	w.atLoadEnd = m.cpu()
+	w.genCPU = genCPU
+	return gen, err
+}
+
+// cpuSample is the CPU time, in clock ticks, of the measured collector, this process (the
+// stand-in, and Kafka when the run has it) and a tiers run's gateway (peer) at one moment. This
+// process's is 0 when it could not be read, as the peer's then.
+type cpuSample struct {
+	collector, self, peer uint64
+	collectorErr, peerErr error
+}
+
+// cpu reads the CPU time of the processes m times.
+func (m *measurement) cpu() cpuSample {
+	var c cpuSample
+	c.collector, c.collectorErr = cpuTicks(m.pid)
+	c.self, _ = cpuTicks(os.Getpid())
+	if m.peer != nil {
+		c.peer, c.peerErr = cpuTicks(m.peer.Pid())
+	}
+	return c
+}
+
+// window is the measured time of a run: the load from start to loadEnd, then the drain until
+// end, when the last expected span arrived (or the wait gave up); the CPU times at those three
+// moments, and tracegen's CPU over the load.
+type window struct {
+	start, loadEnd, end       time.Time
+	atStart, atLoadEnd, atEnd cpuSample
+	genCPU                    time.Duration
+}
+
+// awaitExpected waits for every span the run expects (acknowledged, or of a kept trace; UDP:
+// every span sent) and returns when the last arrived; a wait that gave up is the run's error.
+// The floor delivers nothing: its window ends with the load.
+func awaitExpected(ctx context.Context, o options, s sink, j job, r *run, start time.Time) time.Time {
+	r.ExpectedSpans = expectedSpans(j.coll, j.variant, r.Gen)
+	end, n, gaveUpWaiting := awaitSpans(ctx, o, s, r.ExpectedSpans, j.protocol, start)
 	if gaveUpWaiting {
-		what, where := "acknowledged", "the stand-in"
-		if r.expectsKeptOnly() {
-			what = "kept"
-		}
-		if r.Sink == sinkKafka {
-			where = "Kafka"
-		}
-		r.Error = fmt.Sprintf("%d of %d %s spans reached %s %s", n, want, what, where, gaveUp)
+		r.Error = r.shortfall(n)
 	}
-	cpu1, err := cpuTicks(pid)
-	if err != nil {
-		return fail(err)
+	return end
+}
+
+// shortfall is the error of a run that gave up waiting with n of its expected spans arrived.
+func (r *run) shortfall(n int) string {
+	what, where := "acknowledged", "the stand-in"
+	if r.expectsKeptOnly() {
+		what = "kept"
 	}
-	self1, _ := cpuTicks(os.Getpid())
-	st := es.Stats()
-	r.SpansInES = s.spans()
+	if r.Sink == sinkKafka {
+		where = "Kafka"
+	}
+	return fmt.Sprintf("%d of %d %s spans reached %s %s", n, r.ExpectedSpans, what, where, gaveUp)
+}
+
+// setArrivals records the spans in the run's sink and, from the stand-in's stats, the mean size
+// of a span document, the duplicates and the bulk requests.
+func (r *run) setArrivals(st esstandin.Stats, inSink int) {
+	r.SpansInES = inSink
 	if n := spansIn(st); n > 0 {
 		r.SpanDocBytes = float64(st.SpanSourceBytes) / float64(n)
 	}
 	r.DuplicateSpans = st.DuplicateSpans
 	r.BulkRequests = st.BulkRequests
-	wall := end.Sub(start).Seconds()
+}
+
+// setRates derives the run's rates and CPU shares from w: over the whole window (first request to
+// last span) and over the load alone, which a long drain does not dilute.
+func (r *run) setRates(w window) {
+	cpu0, cpuLoad, cpu1 := w.atStart.collector, w.atLoadEnd.collector, w.atEnd.collector
+	self0, selfLoad, self1 := w.atStart.self, w.atLoadEnd.self, w.atEnd.self
+	wall := w.end.Sub(w.start).Seconds()
 	r.LastSpanSeconds = wall
 	if wall > 0 {
 		r.CPUPercent = 100 * float64(cpu1-cpu0) / clkTck / wall
 		r.StandinCPUPercent = 100 * float64(self1-self0) / clkTck / wall
-		r.GenCPUPercent = 100 * genCPU.Seconds() / wall
+		r.GenCPUPercent = 100 * w.genCPU.Seconds() / wall
 		r.E2ESpansPerSec = float64(r.SpansInES) / wall
-		if peer != nil {
-			if peer1, err := cpuTicks(peer.Pid()); err == nil {
-				r.PeerCPUPercent = 100 * float64(peer1-peer0) / clkTck / wall
-			}
+		if w.atEnd.peerErr == nil {
+			r.PeerCPUPercent = 100 * float64(w.atEnd.peer-w.atStart.peer) / clkTck / wall
 		}
 	}
 	if r.CPUPercent > 0 {
@@ -401,37 +522,45 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	if cpuSeconds := float64(cpu1-cpu0) / clkTck; cpuSeconds > 0 {
 		r.AcceptedSpansPerCoreSec = float64(r.Gen.SpansAcked) / cpuSeconds
 	}
-	r.LoadSeconds = loadEnd.Sub(start).Seconds()
-	r.DrainSeconds = max(0, end.Sub(loadEnd).Seconds())
+	r.LoadSeconds = w.loadEnd.Sub(w.start).Seconds()
+	r.DrainSeconds = max(0, w.end.Sub(w.loadEnd).Seconds())
 	if r.LoadSeconds > 0 {
 		r.AcceptedSpansPerSec = float64(r.Gen.SpansAcked) / r.LoadSeconds
-		if cpuLoadErr == nil {
+		if w.atLoadEnd.collectorErr == nil {
 			r.LoadCPUPercent = 100 * float64(cpuLoad-cpu0) / clkTck / r.LoadSeconds
 		}
-		r.ClientLoadCPUPercent = 100 * (genCPU.Seconds() + float64(selfLoad-self0)/clkTck) / r.LoadSeconds
+		r.ClientLoadCPUPercent = 100 * (w.genCPU.Seconds() + float64(selfLoad-self0)/clkTck) / r.LoadSeconds
 	}
+}
+
+// setPeakRSS records the collector's peak RSS; failing to read it is the run's error unless it
+// has one already.
+func (r *run) setPeakRSS(pid int) {
 	if hwm, err := peakRSS(pid); err == nil {
 		r.PeakRSSMB = float64(hwm) / 1024
 	} else if r.Error == "" {
 		r.Error = err.Error()
 	}
-	if v.DeliveryLatency {
-		es.OnSpan(nil)
-		if ack, err := readAcks(acks); err != nil {
-			r.Error = cmp.Or(r.Error, err.Error())
-		} else {
-			d := arrived.match(ack)
-			r.Delivery = &d
-		}
+}
+
+// setDelivery times every span's arrival against its request's acknowledgement in tracegen's log.
+func (r *run) setDelivery(acks string, arrived *arrivals) {
+	ack, err := readAcks(acks)
+	if err != nil {
+		r.Error = cmp.Or(r.Error, err.Error())
+		return
 	}
-	if r.expectsKeptOnly() && r.Error == "" {
-		select {
-		case <-time.After(lateWindow):
-		case <-ctx.Done():
-		}
-		r.LateSpans = s.spans() - r.SpansInES
+	d := arrived.match(ack)
+	r.Delivery = &d
+}
+
+// lateSpans counts the spans that reach s in the lateWindow after it held had.
+func lateSpans(ctx context.Context, s sink, had int) int {
+	select {
+	case <-time.After(lateWindow):
+	case <-ctx.Done():
 	}
-	return r
+	return s.spans() - had
 }
 
 // runGateway measures the gateway tier alone. First an agent on the collector's CPU takes the
@@ -498,11 +627,7 @@ func runGateway(ctx context.Context, o options, es *esstandin.Server, j job, r0 
 	}
 	self1, _ := cpuTicks(os.Getpid())
 	st := es.Stats()
-	r.SpansInES = spansIn(st)
-	if r.SpansInES > 0 {
-		r.SpanDocBytes = float64(st.SpanSourceBytes) / float64(r.SpansInES)
-	}
-	r.DuplicateSpans, r.BulkRequests = st.DuplicateSpans, st.BulkRequests
+	r.setArrivals(st, spansIn(st))
 	wall := end.Sub(start).Seconds()
 	r.LastSpanSeconds, r.DrainSeconds = wall, wall
 	if wall > 0 {
@@ -517,10 +642,6 @@ func runGateway(ctx context.Context, o options, es *esstandin.Server, j job, r0 
 		r.SpansPerCoreSec = r.E2ESpansPerSec / (r.CPUPercent / 100)
 		r.AcceptedSpansPerCoreSec = r.SpansPerCoreSec
 	}
-	if hwm, err := peakRSS(pid); err == nil {
-		r.PeakRSSMB = float64(hwm) / 1024
-	} else if r.Error == "" {
-		r.Error = err.Error()
-	}
+	r.setPeakRSS(pid)
 	return r
 }

@@ -306,14 +306,33 @@ func (s *udpSender) close() {
 
 // Run pre-encodes the pool, then sends the load and returns what it measured.
 func Run(ctx context.Context, c Config) (*Result, error) {
-	if c.Concurrency < 1 {
-		c.Concurrency = 1
+	c, err := withDefaults(c)
+	if err != nil {
+		return nil, err
 	}
-	if c.Spans < 1 {
-		c.Spans = 1
+	pool, err := newPool(ctx, c.Protocol, c.Service, c.PoolSize, c.Spans, c.Seed, c.KeepFraction)
+	if err != nil {
+		return nil, err
 	}
+	snd, err := newSender(c)
+	if err != nil {
+		return nil, err
+	}
+	defer snd.close()
+	l := newLoad(c, pool, snd)
+	workers, end, err := l.runWorkers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.result(workers, end), nil
+}
+
+// withDefaults fills in what c leaves unset and refuses a run with no end.
+func withDefaults(c Config) (Config, error) {
+	c.Concurrency = max(c.Concurrency, 1)
+	c.Spans = max(c.Spans, 1)
 	if c.Requests < 1 && c.Duration <= 0 {
-		return nil, errors.New("need requests per worker or a duration")
+		return c, errors.New("need requests per worker or a duration")
 	}
 	if c.PoolSize <= 0 {
 		c.PoolSize = 64
@@ -327,171 +346,217 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	if c.Seed == 0 {
 		c.Seed = uint64(time.Now().UnixNano())
 	}
-	pool, err := newPool(ctx, c.Protocol, c.Service, c.PoolSize, c.Spans, c.Seed, c.KeepFraction)
-	if err != nil {
-		return nil, err
-	}
-	snd, err := newSender(c)
-	if err != nil {
-		return nil, err
-	}
-	defer snd.close()
+	return c, nil
+}
 
-	type workerResult struct {
-		timed  []Timed
-		ok     []time.Duration // the 2xx requests' latencies
-		status StatusCounts
-		bytes  int64
-		spans  int
-		acked  int
-		kept   int
-		keptOK int
-		errs   []string
+// load is one run in progress: what its workers share.
+type load struct {
+	c    Config
+	pool *Pool
+	snd  sender
+	// hi is the high half of every request's trace id; the low half comes from the request's number.
+	hi              uint64
+	start, deadline time.Time // deadline is zero without a duration
+	total           int64     // requests of a run without a duration
+	seq             atomic.Int64
+}
+
+// newLoad starts the run's clock: requests fall due, and latencies count, from now.
+func newLoad(c Config, pool *Pool, snd sender) *load {
+	l := &load{
+		c: c, pool: pool, snd: snd,
+		hi:    tracemodel.FixID(splitmix64(c.Seed)),
+		start: time.Now(),
+		total: int64(c.Concurrency) * int64(c.Requests),
 	}
-	results := make([]workerResult, c.Concurrency)
-	total := int64(c.Concurrency) * int64(c.Requests)
-	var seq atomic.Int64 // the next request number
-	hi := tracemodel.FixID(splitmix64(c.Seed))
-	start := time.Now()
-	var deadline time.Time
 	if c.Duration > 0 {
-		deadline = start.Add(c.Duration)
+		l.deadline = l.start.Add(c.Duration)
 	}
+	return l
+}
+
+// workerStats is what one worker counted; the workers' are summed into the Result at the end, so
+// that the request loop shares nothing but the request counter.
+type workerStats struct {
+	timed  []Timed
+	ok     []time.Duration // the 2xx requests' latencies
+	status StatusCounts
+	bytes  int64
+	spans  int
+	acked  int
+	kept   int
+	keptOK int
+	errs   []string
+}
+
+// runWorkers runs c.Concurrency workers until the load is sent and returns what each counted and
+// when the last one finished; a worker that could not set up fails the run.
+func (l *load) runWorkers(ctx context.Context) ([]workerStats, time.Time, error) {
+	results := make([]workerStats, l.c.Concurrency)
 	var wg sync.WaitGroup
 	var setupErr atomic.Pointer[error]
-	for w := 0; w < c.Concurrency; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			res := &results[w]
-			res.status.Codes = map[string]int{}
-			wctx := ctx
-			if u, ok := snd.(*udpSender); ok {
-				conn, err := u.dial()
-				if err != nil {
-					setupErr.Store(&err)
-					return
-				}
-				wctx = context.WithValue(ctx, udpConnKey{}, conn)
+	for w := range results {
+		wg.Go(func() {
+			if err := l.work(ctx, &results[w]); err != nil {
+				setupErr.Store(&err)
 			}
-			if c.Duration <= 0 {
-				res.timed = make([]Timed, 0, c.Requests)
-			}
-			var req Request
-			for ctx.Err() == nil {
-				k := seq.Add(1) - 1
-				if c.Duration <= 0 && k >= total {
-					return
-				}
-				due := time.Now()
-				if c.Rate > 0 {
-					due = start.Add(time.Duration(float64(k) / c.Rate * float64(time.Second)))
-					if d := time.Until(due); d > 0 {
-						select {
-						case <-time.After(d):
-						case <-ctx.Done():
-							return
-						}
-					}
-				}
-				if !deadline.IsZero() && time.Now().After(deadline) {
-					return
-				}
-				req.Fill(&pool.Payloads[k%int64(len(pool.Payloads))], hi, splitmix64(c.Seed+uint64(k)))
-				rctx, cancel := context.WithTimeout(wctx, c.Timeout)
-				code, class, err := snd.send(rctx, &req)
-				cancel()
-				answered := time.Now()
-				if class == classOK && c.OnAck != nil {
-					c.OnAck(req.TraceID, answered)
-				}
-				took := answered.Sub(due)
-				res.timed = append(res.timed, Timed{Due: due.Sub(start), Took: took})
-				if class == classOK {
-					res.ok = append(res.ok, took)
-				}
-				for _, p := range req.Parts {
-					res.bytes += int64(len(p))
-				}
-				res.spans += req.Spans
-				if req.Kept {
-					res.kept += req.Spans
-				}
-				switch class {
-				case classOK:
-					res.status.OK++
-					res.acked += req.Spans
-					if req.Kept {
-						res.keptOK += req.Spans
-					}
-				case classTooMany:
-					res.status.TooMany++
-				case classServer:
-					res.status.Server++
-				case classOther:
-					res.status.Other++
-				default:
-					res.status.Transport++
-				}
-				if code == "" {
-					code = "transport"
-				}
-				res.status.Codes[code]++
-				if err != nil && len(res.errs) < 3 {
-					res.errs = append(res.errs, err.Error())
-				}
-			}
-		}(w)
+		})
 	}
 	wg.Wait()
 	end := time.Now()
 	if e := setupErr.Load(); e != nil {
-		return nil, *e
+		return nil, end, *e
 	}
-	var timed []Timed
-	for _, r := range results {
-		timed = append(timed, r.timed...)
+	return results, end, nil
+}
+
+// work is one worker: it sends requests until the load is sent, recording each in res. Its error
+// is a failed set-up (a UDP socket); a request's error is counted, not returned.
+func (l *load) work(ctx context.Context, res *workerStats) error {
+	res.status.Codes = map[string]int{}
+	wctx, err := l.workerContext(ctx)
+	if err != nil {
+		return err
 	}
-	sent := len(timed)
-	if c.Rate > 0 && !deadline.IsZero() {
-		// Requests due before the deadline that no client got to send.
-		for k := sent; ; k++ {
-			due := start.Add(time.Duration(float64(k) / c.Rate * float64(time.Second)))
-			if !due.Before(deadline) {
-				break
+	if l.c.Duration <= 0 {
+		res.timed = make([]Timed, 0, l.c.Requests)
+	}
+	var req Request
+	for ctx.Err() == nil {
+		k, due, ok := l.next(ctx)
+		if !ok {
+			return nil
+		}
+		req.Fill(&l.pool.Payloads[k%int64(len(l.pool.Payloads))], l.hi, splitmix64(l.c.Seed+uint64(k)))
+		rctx, cancel := context.WithTimeout(wctx, l.c.Timeout)
+		code, class, err := l.snd.send(rctx, &req)
+		cancel()
+		answered := time.Now()
+		if class == classOK && l.c.OnAck != nil {
+			l.c.OnAck(req.TraceID, answered)
+		}
+		res.record(&req, code, class, err, Timed{Due: due.Sub(l.start), Took: answered.Sub(due)})
+	}
+	return nil
+}
+
+// workerContext gives a UDP worker a socket of its own, in the context the UDP sender reads it
+// from; the other senders share their connections.
+func (l *load) workerContext(ctx context.Context) (context.Context, error) {
+	u, ok := l.snd.(*udpSender)
+	if !ok {
+		return ctx, nil
+	}
+	conn, err := u.dial()
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(ctx, udpConnKey{}, conn), nil
+}
+
+// next takes the next request's number and, at a fixed rate, waits until it is due. It returns
+// when the request's latency counts from, and false once the requests are all taken, the
+// duration is over or ctx is done.
+func (l *load) next(ctx context.Context) (int64, time.Time, bool) {
+	k := l.seq.Add(1) - 1
+	if l.c.Duration <= 0 && k >= l.total {
+		return 0, time.Time{}, false
+	}
+	due := time.Now()
+	if l.c.Rate > 0 {
+		due = l.dueAt(k)
+		if d := time.Until(due); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return 0, time.Time{}, false
 			}
-			timed = append(timed, Timed{Due: due.Sub(start), Took: end.Sub(due)})
 		}
 	}
+	if !l.deadline.IsZero() && time.Now().After(l.deadline) {
+		return 0, time.Time{}, false
+	}
+	return k, due, true
+}
+
+// dueAt is when request k falls due at a fixed rate.
+func (l *load) dueAt(k int64) time.Time {
+	return l.start.Add(time.Duration(float64(k) / l.c.Rate * float64(time.Second)))
+}
+
+// record counts one request's outcome.
+func (w *workerStats) record(req *Request, code string, class int, err error, t Timed) {
+	w.timed = append(w.timed, t)
+	for _, p := range req.Parts {
+		w.bytes += int64(len(p))
+	}
+	w.spans += req.Spans
+	if req.Kept {
+		w.kept += req.Spans
+	}
+	if class == classOK {
+		w.ok = append(w.ok, t.Took)
+		w.acked += req.Spans
+		if req.Kept {
+			w.keptOK += req.Spans
+		}
+	}
+	*w.status.byClass(class)++
+	if code == "" {
+		code = "transport"
+	}
+	w.status.Codes[code]++
+	if err != nil && len(w.errs) < 3 {
+		w.errs = append(w.errs, err.Error())
+	}
+}
+
+// byClass is the count of an outcome class; a class it does not know counts as a transport error.
+func (c *StatusCounts) byClass(class int) *int {
+	counts := [...]*int{classOK: &c.OK, classTooMany: &c.TooMany, classServer: &c.Server, classOther: &c.Other, classTransport: &c.Transport}
+	if class < 0 || class >= len(counts) {
+		return &c.Transport
+	}
+	return counts[class]
+}
+
+// missed are the requests a fixed-rate run with a duration had due before its deadline beyond
+// the sent ones, each waiting from when it was due until end (StatusCounts.Missed).
+func (l *load) missed(sent int, end time.Time) []Timed {
+	if l.c.Rate <= 0 || l.deadline.IsZero() {
+		return nil
+	}
+	var out []Timed
+	for k := int64(sent); ; k++ {
+		due := l.dueAt(k)
+		if !due.Before(l.deadline) {
+			return out
+		}
+		out = append(out, Timed{Due: due.Sub(l.start), Took: end.Sub(due)})
+	}
+}
+
+// result sums the workers' counts into the run's Result, the missed requests in its latencies.
+func (l *load) result(workers []workerStats, end time.Time) *Result {
+	c := l.c
 	out := &Result{
 		Protocol: c.Protocol, Target: c.Target, Concurrency: c.Concurrency, SpansPerRequest: c.Spans, Rate: c.Rate,
-		KeepFraction: c.KeepFraction, Start: start, End: end, ElapsedSeconds: end.Sub(start).Seconds(), Datakit: c.Datakit,
+		KeepFraction: c.KeepFraction, Start: l.start, End: end, ElapsedSeconds: end.Sub(l.start).Seconds(), Datakit: c.Datakit,
 	}
-	if h, ok := snd.(*httpSender); ok {
+	if h, ok := l.snd.(*httpSender); ok {
 		out.Path = h.path
 	}
+	var timed []Timed
+	for _, w := range workers {
+		timed = append(timed, w.timed...)
+	}
+	sent := len(timed)
+	timed = append(timed, l.missed(sent, end)...)
 	all := make([]time.Duration, len(timed)) // the missed requests too
 	for i, t := range timed {
 		all[i] = t.Took
 	}
-	var ok []time.Duration
-	seen := map[string]bool{}
-	out.Status.Codes = map[string]int{}
-	for _, r := range results {
-		ok = append(ok, r.ok...)
-		out.Status.add(r.status)
-		out.Bytes += r.bytes
-		out.SpansSent += r.spans
-		out.SpansAcked += r.acked
-		out.SpansKept += r.kept
-		out.SpansKeptAcked += r.keptOK
-		for _, e := range r.errs {
-			if !seen[e] && len(out.Errors) < 5 {
-				seen[e] = true
-				out.Errors = append(out.Errors, e)
-			}
-		}
-	}
+	ok := out.addWorkers(workers)
 	out.Requests = sent
 	out.Status.Missed = len(timed) - sent
 	out.Latency = Summarize(all)
@@ -504,5 +569,29 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 		out.RequestsPerSec = float64(out.Requests) / out.ElapsedSeconds
 		out.SpansPerSec = float64(out.SpansSent) / out.ElapsedSeconds
 	}
-	return out, nil
+	return out
+}
+
+// addWorkers sums the workers' counts into r, keeps the first five distinct errors, and returns the 2xx
+// requests' latencies.
+func (r *Result) addWorkers(workers []workerStats) []time.Duration {
+	var ok []time.Duration
+	seen := map[string]bool{}
+	r.Status.Codes = map[string]int{}
+	for _, w := range workers {
+		ok = append(ok, w.ok...)
+		r.Status.add(w.status)
+		r.Bytes += w.bytes
+		r.SpansSent += w.spans
+		r.SpansAcked += w.acked
+		r.SpansKept += w.kept
+		r.SpansKeptAcked += w.keptOK
+		for _, e := range w.errs {
+			if !seen[e] && len(r.Errors) < 5 {
+				seen[e] = true
+				r.Errors = append(r.Errors, e)
+			}
+		}
+	}
+	return ok
 }
