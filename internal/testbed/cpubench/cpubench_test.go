@@ -14,7 +14,7 @@ var errFull = errors.New("full")
 func TestProduceRetriesAndCounts(t *testing.T) {
 	var refusals atomic.Int64
 	refusals.Store(5)
-	accept := func(_ context.Context, n int) error {
+	accept := func(context.Context, int) error {
 		if refusals.Add(-1) >= 0 {
 			return errFull
 		}
