@@ -19,6 +19,9 @@ type variant struct {
 	// Overlays are configuration files (from the repository root) applied on top of the mode's,
 	// e.g. configs/elasticsearch/apm.yaml.
 	Overlays []string `yaml:"overlays"`
+	// Env is KEY=VALUE added to the measured collector's environment (GOGC, GOMEMLIMIT: the GC
+	// sweep), after -collector-env.
+	Env []string `yaml:"env"`
 	// KeepFraction > 0 (ddtrace protocols only) is tracegen's -keep-fraction: that share of the
 	// traces carry priority 2 (user keep), the rest -1 (user reject).
 	KeepFraction float64 `yaml:"keep_fraction"`
@@ -106,6 +109,11 @@ func loadSweep(path string) ([]variant, error) {
 		}
 		if v.Against != "" && (v.Against == v.Name || !names[v.Against]) {
 			return nil, fmt.Errorf("%s: variant %q: against %q names no other variant", path, v.Name, v.Against)
+		}
+		for _, kv := range v.Env {
+			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+				return nil, fmt.Errorf("%s: variant %q: env %q is not KEY=VALUE", path, v.Name, kv)
+			}
 		}
 		if err := checkKafkaVariant(v); err != nil {
 			return nil, fmt.Errorf("%s: variant %q: %w", path, v.Name, err)

@@ -41,7 +41,8 @@ type collectorSpec struct {
 	sets      []string
 	// cpu is the CPU it is pinned to (taskset -c); -1: none.
 	cpu int
-	// env is added to ELASTICSEARCH_URL, TRACEGATE_BUFFER_DIR and -collector-env.
+	// env is added after ELASTICSEARCH_URL, TRACEGATE_BUFFER_DIR and -collector-env (a later
+	// KEY wins).
 	env []string
 	// dir is its own directory: the ports overlay and the buffer's storage.
 	dir string
@@ -82,8 +83,9 @@ func startCollector(ctx context.Context, o options, es *esstandin.Server, c coll
 			}
 			binary, args = taskset, append([]string{"-c", strconv.Itoa(c.cpu), bin}, args...)
 		}
-		env := append([]string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(c.dir, "buffer")}, c.env...)
-		return collectorproc.Options{Binary: binary, Args: args, Env: append(env, o.collectorEnv...), HealthURL: "http://" + ports.Health + "/"}, nil
+		env := []string{"ELASTICSEARCH_URL=" + es.URL(), "TRACEGATE_BUFFER_DIR=" + filepath.Join(c.dir, "buffer")}
+		env = append(env, o.collectorEnv...)
+		return collectorproc.Options{Binary: binary, Args: args, Env: append(env, c.env...), HealthURL: "http://" + ports.Health + "/"}, nil
 	})
 	return proc, ports, err
 }
@@ -265,7 +267,7 @@ func runOne(ctx context.Context, o options, es *esstandin.Server, j job) (r run)
 	defer os.RemoveAll(tmp)
 	measured := collectorSpec{
 		coll: j.coll, cfg: j.cfg, overlays: v.Overlays, sets: append(append([]string(nil), o.sets...), v.Set...),
-		cpu: o.collectorCPU, dir: filepath.Join(tmp, "collector"),
+		cpu: o.collectorCPU, dir: filepath.Join(tmp, "collector"), env: v.Env,
 	}
 	if v.Kafka != "" {
 		return runWithKafka(ctx, o, es, j, r, measured, tmp)
