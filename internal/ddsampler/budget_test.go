@@ -120,3 +120,9 @@ func TestKeepByRate(t *testing.T) {
 	}
 	assert.InDelta(t, 5_000, kept, 300)
 }
+
+func TestRejected(t *testing.T) {
+	for p, want := range map[int64]bool{-3: true, -2: true, -1: true, 0: false, 1: false, 2: false} {
+		assert.Equal(t, want, Rejected(p), "priority %d", p)
+	}
+}

@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+
+	"github.com/tracegate/tracegate/internal/ddsampler"
 )
 
 // chunkSpan is one span of a Datadog chunk with what the agent's samplers read of it.
@@ -28,13 +30,16 @@ type datadogSampler struct {
 	rare   *rareSampler // nil: the rare sampler is off
 }
 
-// decide returns whether the chunk is kept and why. The rare sampler runs first on every chunk,
-// as in the agent, so that the signatures of kept chunks count as seen.
+// decide returns whether the chunk is kept and why. A chunk the tracer rejected is dropped before
+// any sampler sees it, as in the agent (the ddtrace receiver's drop_rejected_chunks drops the same
+// chunks earlier). The rare sampler then runs first on every other chunk, as in the agent, so that
+// the signatures of kept chunks count as seen.
 func (d *datadogSampler) decide(now time.Time, t *traceFacts, spans []chunkSpan, env string) (bool, reason) {
+	if ddsampler.Rejected(t.priority) {
+		return false, reasonUserReject
+	}
 	rare := d.rare != nil && d.rare.sample(now, spans, env)
 	switch {
-	case t.priority < 0:
-		return false, reasonUserReject
 	case rare:
 		return true, reasonRareSampler
 	case t.priority > 0:
@@ -47,7 +52,7 @@ func (d *datadogSampler) decide(now time.Time, t *traceFacts, spans []chunkSpan,
 
 // needsSpans reports whether decide reads the chunk's spans.
 func (d *datadogSampler) needsSpans(t *traceFacts) bool {
-	return d.rare != nil || (t.priority == 0 && t.hasError && d.errors != nil)
+	return !ddsampler.Rejected(t.priority) && (d.rare != nil || (t.priority == 0 && t.hasError && d.errors != nil))
 }
 
 // spanSignature identifies a span as the agent's samplers do: environment, service, operation,

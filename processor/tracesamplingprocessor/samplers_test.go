@@ -57,6 +57,23 @@ func TestRareSampler(t *testing.T) {
 	assert.Len(t, process(t, p, chunk(5, "GET /a")), 1, "rare again after the cooldown")
 }
 
+// A chunk the tracer rejected is dropped before the rare sampler sees it, as the agent drops it:
+// its signature stays unseen and it spends none of the limiter's tokens.
+func TestRareSamplerSkipsRejects(t *testing.T) {
+	p, _ := newTestProcessor(t, func(c *Config) {
+		c.Datadog.RareSampler = RareSamplerConfig{Enabled: true, TracesPerSecond: 1, Cooldown: time.Minute, Cardinality: 200}
+	})
+	chunk := func(trace uint64, priority int64, resource string) ptrace.Traces {
+		s := dd(trace, priority)
+		s.attrs = map[string]any{attrResourceName: resource}
+		return batch(s)
+	}
+	for i := range 60 { // more than the burst of 50
+		assert.Empty(t, process(t, p, chunk(uint64(i+1), -1, "GET /new")), "a user reject")
+	}
+	assert.Len(t, process(t, p, chunk(100, 0, "GET /new")), 1, "the signature is still rare, and a token is left")
+}
+
 // The rare sampler's limiter: at most its burst of 50, then traces_per_second.
 func TestRareSamplerLimit(t *testing.T) {
 	p, now := newTestProcessor(t, func(c *Config) {

@@ -9,8 +9,11 @@ package payload
 import "slices"
 
 // PriorityNone is the chunk priority of payloads that carry none (v0.3 to v0.5): the sampling
-// priority then sits in the root span's _sampling_priority_v1 metric.
+// priority then sits in a span's PriorityMetric, the root's as tracers write it.
 const PriorityNone = -128
+
+// PriorityMetric is the span metric that carries the sampling priority in v0.3 to v0.5 payloads.
+const PriorityMetric = "_sampling_priority_v1"
 
 // Payload is one request's traces with what the tracer said about itself.
 type Payload struct {
@@ -191,6 +194,28 @@ func orphanByMap(spans []Span) *Span {
 		}
 	}
 	return &spans[len(spans)-1]
+}
+
+// SamplingPriority is the chunk's sampling priority where the Datadog Agent looks for it: the
+// chunk's own (v0.7), else the root's PriorityMetric, else the first span's that carries one (a
+// fraction is cut towards zero, as the agent's conversion does). root is c.Root(); carrier is the
+// span the priority was read from, root for the chunk's own. A chunk without spans has none.
+func (c *Chunk) SamplingPriority(root *Span) (priority int64, carrier *Span, ok bool) {
+	if root == nil {
+		return 0, nil, false
+	}
+	if c.Priority != PriorityNone {
+		return int64(c.Priority), root, true
+	}
+	if v, found := root.Metric(PriorityMetric); found {
+		return int64(v), root, true
+	}
+	for i := range c.Spans {
+		if v, found := c.Spans[i].Metric(PriorityMetric); found {
+			return int64(v), &c.Spans[i], true
+		}
+	}
+	return 0, nil, false
 }
 
 // SpanCount is the number of spans in the payload.

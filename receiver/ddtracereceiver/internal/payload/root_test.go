@@ -42,3 +42,37 @@ func TestRootOfLongPartialFlush(t *testing.T) {
 	}
 	assert.Same(t, &spans[len(spans)-1], (&Chunk{Spans: spans}).Root())
 }
+
+// TestSamplingPriority: where the priority is read, as the agent reads it: the v0.7 chunk's own,
+// else the root's metric, else the first span's; fractions cut towards zero.
+func TestSamplingPriority(t *testing.T) {
+	prio := func(v float64) []KF { return []KF{{Key: "_sample_rate", Value: 0.5}, {Key: PriorityMetric, Value: v}} }
+	for _, tt := range []struct {
+		name     string
+		chunk    Chunk
+		want     int64
+		carrier  uint64 // SpanID of the span it was read from
+		wantNone bool
+	}{
+		{name: "v0.7: the chunk's own, on the root", chunk: Chunk{Priority: -1, Spans: []Span{{SpanID: 2, ParentID: 1}, {SpanID: 1, Metrics: prio(1)}}}, want: -1, carrier: 1},
+		{name: "v0.7: 0 is a priority", chunk: Chunk{Priority: 0, Spans: []Span{{SpanID: 1}}}, want: 0, carrier: 1},
+		{name: "v0.4: the root's metric", chunk: Chunk{Priority: PriorityNone, Spans: []Span{{SpanID: 1, Metrics: prio(2)}, {SpanID: 2, ParentID: 1}}}, want: 2, carrier: 1},
+		{name: "v0.4: the root's before an earlier span's", chunk: Chunk{Priority: PriorityNone, Spans: []Span{{SpanID: 2, ParentID: 1, Metrics: prio(1)}, {SpanID: 1, Metrics: prio(-1)}}}, want: -1, carrier: 1},
+		{name: "v0.4: else the first span's", chunk: Chunk{Priority: PriorityNone, Spans: []Span{{SpanID: 1}, {SpanID: 2, ParentID: 1, Metrics: prio(-1)}, {SpanID: 3, ParentID: 1, Metrics: prio(2)}}}, want: -1, carrier: 2},
+		{name: "v0.4: a fraction is cut towards zero", chunk: Chunk{Priority: PriorityNone, Spans: []Span{{SpanID: 1, Metrics: prio(-0.5)}}}, want: 0, carrier: 1},
+		{name: "v0.4: none", chunk: Chunk{Priority: PriorityNone, Spans: []Span{{SpanID: 1, Metrics: []KF{{Key: "_sample_rate", Value: 1}}}}}, wantNone: true},
+		{name: "no spans", chunk: Chunk{Priority: 1}, wantNone: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, carrier, ok := tt.chunk.SamplingPriority(tt.chunk.Root())
+			if tt.wantNone {
+				assert.False(t, ok)
+				assert.Nil(t, carrier)
+				return
+			}
+			assert.True(t, ok)
+			assert.Equal(t, tt.want, p)
+			assert.Equal(t, tt.carrier, carrier.SpanID)
+		})
+	}
+}

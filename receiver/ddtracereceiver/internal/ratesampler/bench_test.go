@@ -28,7 +28,7 @@ func benchPayload() []payload.Payload {
 		root := &spans[4]
 		root.SpanID, root.ParentID = 1, 0
 		root.Meta = append(root.Meta, payload.KV{Key: "env", Value: "prod"})
-		root.Metrics = append(root.Metrics, payload.KF{Key: priorityMetric, Value: 1})
+		root.Metrics = append(root.Metrics, payload.KF{Key: payload.PriorityMetric, Value: 1})
 		p.Chunks = append(p.Chunks, payload.Chunk{Priority: payload.PriorityNone, Spans: spans})
 	}
 	return []payload.Payload{p}

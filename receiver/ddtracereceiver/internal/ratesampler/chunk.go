@@ -25,30 +25,12 @@ const (
 	autoKeep   = 1
 )
 
-// The metric of the sampling priority on v0.3–v0.5 spans, and of the rates a trace was already
-// sampled at (the tracer's _sample_rate, an upstream agent's pre-sampler rate).
+// The metrics of the rates a trace was already sampled at (the tracer's _sample_rate, an upstream
+// agent's pre-sampler rate).
 const (
-	priorityMetric   = "_sampling_priority_v1"
 	clientRateMetric = "_sample_rate"
 	preSamplerMetric = "_dd1.sr.rapre"
 )
-
-// priorityOf is the chunk's sampling priority, found where the agent looks: the chunk's own
-// (v0.7), the root's metric, then the first span that carries one.
-func priorityOf(c *payload.Chunk, root *payload.Span) (int, bool) {
-	if c.Priority != payload.PriorityNone {
-		return int(c.Priority), true
-	}
-	if p, ok := root.Metric(priorityMetric); ok {
-		return int(p), true
-	}
-	for i := range c.Spans {
-		if p, ok := c.Spans[i].Metric(priorityMetric); ok {
-			return int(p), true
-		}
-	}
-	return 0, false
-}
 
 // envOf is the chunk's env: the payload's (v0.7), else the root's env tag, else another span's,
 // else DefaultEnv.

@@ -104,7 +104,7 @@ func (s *Sampler) Count(now time.Time, payloads []payload.Payload, droppedP0 int
 				continue
 			}
 			root := c.Root()
-			if prio, ok := priorityOf(c, root); !ok || (prio != autoReject && prio != autoKeep) {
+			if prio, _, ok := c.SamplingPriority(root); !ok || (prio != autoReject && prio != autoKeep) {
 				continue
 			}
 			sig := Signature{Service: cut(root.Service, maxServiceLen), Env: cut(envOf(p, c, root), maxEnvLen)}

@@ -28,7 +28,7 @@ func chunks(service string, prio float64, n int) []payload.Chunk {
 	out := make([]payload.Chunk, n)
 	for i := range out {
 		s := payload.Span{Service: service, TraceID: uint64(i + 1), SpanID: uint64(i + 1)}
-		s.Metrics = []payload.KF{{Key: priorityMetric, Value: prio}}
+		s.Metrics = []payload.KF{{Key: payload.PriorityMetric, Value: prio}}
 		out[i] = payload.Chunk{Priority: payload.PriorityNone, Spans: []payload.Span{s}}
 	}
 	return out

@@ -500,3 +500,45 @@ func TestSemconvValues(t *testing.T) {
 		assert.Equal(t, want, lowCardinality(in), "lowCardinality(%q)", in)
 	}
 }
+
+// TestSamplingPriorityPlaced: the chunk's priority becomes sampling.priority on the span it was
+// read from (payload.Chunk.SamplingPriority), once a chunk, with either mapping: the v0.7 chunk's
+// own on its root, else the root's metric, else the first span's.
+func TestSamplingPriorityPlaced(t *testing.T) {
+	prio := func(v float64) []payload.KF { return []payload.KF{{Key: "_sampling_priority_v1", Value: v}} }
+	for _, tt := range []struct {
+		name  string
+		chunk payload.Chunk
+		want  map[uint64]int64 // span id: sampling.priority
+	}{
+		{"v0.7 on the root", payload.Chunk{Priority: -1, Spans: []payload.Span{
+			{SpanID: 3, ParentID: 2}, {SpanID: 2, Metrics: prio(1)},
+		}}, map[uint64]int64{2: -1}},
+		{"the root's metric before an earlier span's", payload.Chunk{Priority: payload.PriorityNone, Spans: []payload.Span{
+			{SpanID: 3, ParentID: 2, Metrics: prio(1)}, {SpanID: 2, Metrics: prio(-1)},
+		}}, map[uint64]int64{2: -1}},
+		{"else the first span's", payload.Chunk{Priority: payload.PriorityNone, Spans: []payload.Span{
+			{SpanID: 2}, {SpanID: 3, ParentID: 2, Metrics: prio(2)}, {SpanID: 4, ParentID: 2, Metrics: prio(1)},
+		}}, map[uint64]int64{3: 2}},
+		{"none", payload.Chunk{Priority: payload.PriorityNone, Spans: []payload.Span{{SpanID: 2}}}, map[uint64]int64{}},
+	} {
+		for _, mapping := range []Mapping{MappingSemconv, MappingDatadogReceiver} {
+			t.Run(tt.name+"/"+string(mapping), func(t *testing.T) {
+				c := tt.chunk
+				c.Spans = append([]payload.Span(nil), c.Spans...)
+				for i := range c.Spans {
+					c.Spans[i].TraceID, c.Spans[i].Service, c.Spans[i].Name = 1, "svc", "op"
+				}
+				res := New(Options{Mapping: mapping}).ToTraces([]payload.Payload{{Chunks: []payload.Chunk{c}}}, Headers{})
+				got := map[uint64]int64{}
+				for _, s := range spansOf(res) {
+					if v, ok := s.Attributes().Get("sampling.priority"); ok {
+						id := s.SpanID()
+						got[uint64(id[7])] = v.Int()
+					}
+				}
+				assert.Equal(t, tt.want, got)
+			})
+		}
+	}
+}

@@ -196,7 +196,8 @@ func (tr *translation) payload(p *payload.Payload) {
 			proc = proc.or(payloadFacts())
 		}
 		high := tr.t.chunkTraceIDHigh(c)
-		prioritySpan, priority, hasPriority := chunkPriority(c)
+		// The priority goes on the span it was read from (the root for v0.7's own), once.
+		priority, carrier, hasPriority := c.SamplingPriority(c.Root())
 		parents := chunkParents{spans: c.Spans}
 		for si := range c.Spans {
 			s := &c.Spans[si]
@@ -211,7 +212,7 @@ func (tr *translation) payload(p *payload.Payload) {
 			info := scanSpan(s)
 			key := resourceKeyOf(&info, s, p, container, proc)
 			key.lang, key.langVersion, key.tracerVersion = firstNonEmpty(lang, firstNonEmpty(info.lang, proc.lang)), langV, tracerV
-			place := spanPlace{samplingPriority: priority, hasSamplingPriority: hasPriority && si == prioritySpan}
+			place := spanPlace{samplingPriority: priority, hasSamplingPriority: hasPriority && s == carrier}
 			tr.span(tr.groups.of(key, p.Tags), s, &info, high, &parents, place)
 			tr.res.Spans++
 		}
@@ -585,34 +586,6 @@ func parseTraceIDHigh(tid string) (uint64, bool) {
 	}
 	high, err := strconv.ParseUint(tid, 16, 64)
 	return high, err == nil
-}
-
-// chunkPriority returns the sampling priority and the span that carries it: the chunk's own
-// priority (v0.7) on the chunk's root span, else the first span with _sampling_priority_v1.
-func chunkPriority(c *payload.Chunk) (spanIndex int, priority int64, ok bool) {
-	if c.Priority != payload.PriorityNone && len(c.Spans) > 0 {
-		return rootIndex(c.Spans), int64(c.Priority), true
-	}
-	for i := range c.Spans {
-		if v, found := c.Spans[i].Metric("_sampling_priority_v1"); found {
-			return i, int64(v), true
-		}
-	}
-	return 0, 0, false
-}
-
-// rootIndex finds the chunk's root: a span whose parent is not in the chunk, else the first.
-func rootIndex(spans []payload.Span) int {
-	ids := make(map[uint64]struct{}, len(spans))
-	for i := range spans {
-		ids[spans[i].SpanID] = struct{}{}
-	}
-	for i := range spans {
-		if _, ok := ids[spans[i].ParentID]; !ok || spans[i].ParentID == 0 {
-			return i
-		}
-	}
-	return 0
 }
 
 // resourceOf is the span's resource, its name when it has none (as the agent's normalizer does).
