@@ -36,7 +36,8 @@ type Config struct {
 	Paths Paths `mapstructure:"paths"`
 
 	// DDTrace is the ddtrace receiver's settings for Datadog tracers' routes (/v0.3 to /v0.7,
-	// /info): mapping, obfuscation, filters, rate_by_service, limits. Its endpoint is not used.
+	// /info): mapping, obfuscation, filters, drop_rejected_chunks, rate_by_service, limits. Its
+	// endpoint is not used.
 	// refusal_status defaults to 429 here: a refused payload is never answered as taken.
 	DDTrace *ddtracereceiver.Config `mapstructure:"ddtrace"`
 

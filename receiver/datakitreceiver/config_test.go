@@ -35,6 +35,7 @@ func TestLoadConfig(t *testing.T) {
 	want.Paths.Jaeger, want.Paths.OTLPPrefix = "/jaeger/traces", "/otlp"
 	want.DDTrace.RefusalStatus = 503
 	want.DDTrace.Filters.IgnoreResources = []string{"^GET /health$"}
+	want.DDTrace.DropRejectedChunks = true
 	custom := loadConfig(t, "custom")
 	require.NoError(t, xconfmap.Validate(custom))
 	assert.Equal(t, want, custom)

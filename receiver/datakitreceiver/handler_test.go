@@ -184,6 +184,26 @@ func TestRoutesTakeTheirFormats(t *testing.T) {
 	}
 }
 
+// TestDDTraceDropsRejectedChunks: the ddtrace section's drop_rejected_chunks applies on
+// Datakit's port: a chunk the tracer rejected never reaches the pipeline, the others do.
+func TestDDTraceDropsRejectedChunks(t *testing.T) {
+	const body = `[[{"trace_id":1,"span_id":2,"name":"web.request","service":"dd-svc","start":1700000000000000000,"duration":1000,"metrics":{"_sampling_priority_v1":-1}}],` +
+		`[{"trace_id":3,"span_id":4,"name":"web.request","service":"dd-svc","start":1700000000000000000,"duration":1000,"metrics":{"_sampling_priority_v1":1}}]]`
+	for _, on := range []bool{true, false} {
+		cfg := createDefaultConfig().(*Config)
+		cfg.DDTrace.DropRejectedChunks = on
+		sink := new(consumertest.TracesSink)
+		url := startReceiver(t, cfg, sinks{traces: sink}, receivertest.NewNopSettings(metadata.Type))
+		status, _, answer := post(t, url+"/v0.4/traces", "application/json", []byte(body))
+		require.Equal(t, 200, status, answer)
+		want := 2
+		if on {
+			want = 1
+		}
+		assert.Equal(t, want, sink.SpanCount(), "drop_rejected_chunks %v", on)
+	}
+}
+
 func TestJaegerKeepsIdentity(t *testing.T) {
 	sink := new(consumertest.TracesSink)
 	url := startReceiver(t, createDefaultConfig().(*Config), sinks{traces: sink}, receivertest.NewNopSettings(metadata.Type))

@@ -80,6 +80,15 @@ type Config struct {
 	// anything else looks at them: rate_by_service does not count them and nothing stores them.
 	Filters chunkfilter.Config `mapstructure:",squash"`
 
+	// DropRejectedChunks drops the chunks their tracer rejected (sampling priority below 0: a
+	// user, a sampling rule such as DD_TRACE_SAMPLE_RATE, a manual drop) right after decoding,
+	// before obfuscation and translation: the chunks the tracesampling processor's
+	// datadog.honour_priority drops anyway, without the work of translating them. Leave it off
+	// where something between this receiver and that processor must see every span (the APM
+	// aggregation of configs/elasticsearch/apm*.yaml), or where every chunk is to be stored.
+	// rate_by_service counts before it, as before the processor. Default false.
+	DropRejectedChunks bool `mapstructure:"drop_rejected_chunks"`
+
 	// RateByService computes the per-service sampling rates the replies to /v0.4, /v0.5 and /v0.7
 	// send to tracers, as the Datadog Agent's priority sampler does. Off by default: tracers are
 	// told to keep every trace.

@@ -32,6 +32,7 @@ func TestLoadConfig(t *testing.T) {
 	custom.Mapping = translator.MappingDatadogReceiver
 	custom.StatusOKWithoutError = new(bool)
 	custom.AgentVersion = "7.70.0"
+	custom.DropRejectedChunks = true
 
 	socket := createDefaultConfig().(*Config)
 	socket.NetAddr.Endpoint = "/var/run/datadog/apm.socket"
@@ -62,6 +63,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, int64(25<<20), cfg.MaxRequestBodySize)
 	assert.Equal(t, 5*time.Second, cfg.ReadTimeout)
 	assert.Equal(t, 200, cfg.RefusalStatus)
+	assert.False(t, cfg.DropRejectedChunks, "every chunk reaches the pipeline unless a configuration says otherwise")
 	assert.NoError(t, cfg.Validate())
 }
 

@@ -80,13 +80,25 @@ var filterChunkReasons = func() (a [chunkfilter.NumReasons]metric.AddOption) {
 	return a
 }()
 
-// filterChunks drops the chunks that ignore_resources and filter_tags reject, and counts them:
-// chunks per reason, and their spans as dropped.
+// filterChunks drops the chunks that ignore_resources and filter_tags reject, and counts them.
 func (r *ddReceiver) filterChunks(ctx context.Context, ep endpoint, payloads []payload.Payload) {
 	if r.filter == nil {
 		return
 	}
-	c := r.filter.Payloads(payloads)
+	r.countFiltered(ctx, ep, r.filter.Payloads(payloads))
+}
+
+// dropRejected drops the chunks their tracer rejected when drop_rejected_chunks is on, and counts
+// them. It runs after rate_by_service counted the request, so that the rates do not depend on it.
+func (r *ddReceiver) dropRejected(ctx context.Context, ep endpoint, payloads []payload.Payload) {
+	if !r.cfg.DropRejectedChunks {
+		return
+	}
+	r.countFiltered(ctx, ep, chunkfilter.DropRejected(payloads))
+}
+
+// countFiltered counts the chunks a filter dropped per reason, and their spans as dropped.
+func (r *ddReceiver) countFiltered(ctx context.Context, ep endpoint, c chunkfilter.Counts) {
 	for reason := range chunkfilter.NumReasons {
 		if c.Chunks[reason] == 0 {
 			continue

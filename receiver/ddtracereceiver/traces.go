@@ -134,6 +134,7 @@ func (r *ddReceiver) translateAndConsume(ctx context.Context, ep endpoint, req *
 	}
 	r.filterChunks(ctx, ep, payloads)
 	r.countRates(ctx, ep, req, payloads)
+	r.dropRejected(ctx, ep, payloads)
 	// The traces hold none of the payloads' memory, only their strings; the payloads are kept
 	// until the pipeline took the traces, for a re-offer (consumeWaiting).
 	defer func() {

@@ -1,5 +1,6 @@
 // Package chunkfilter drops trace chunks as the Datadog Agent's ignore_resources, filter_tags and
-// filter_tags_regex settings do: the chunk's root span decides for the whole chunk.
+// filter_tags_regex settings do (the chunk's root span decides for the whole chunk), and the
+// chunks their tracer rejected, as the agent's sampling drops them.
 package chunkfilter
 
 import (

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 
+	"github.com/tracegate/tracegate/internal/ddsampler"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 )
 
@@ -16,6 +17,7 @@ const (
 	IgnoredResource
 	RejectedTag
 	MissingRequiredTag
+	RejectedPriority // DropRejected's: the tracer rejected the chunk
 	NumReasons
 )
 
@@ -28,6 +30,9 @@ func (r Reason) String() string {
 		return "filter_tags_reject"
 	case MissingRequiredTag:
 		return "filter_tags_require"
+	case RejectedPriority:
+		// The tracesampling processor's name for the same decision.
+		return "priority_user_reject"
 	default:
 		return "kept"
 	}
@@ -118,21 +123,38 @@ type Counts struct {
 
 // Payloads removes the chunks the filter drops from every payload, in place, and counts them.
 func (f *Filter) Payloads(payloads []payload.Payload) Counts {
-	var c Counts
 	if f == nil {
-		return c
+		return Counts{}
 	}
+	return remove(payloads, func(c *payload.Chunk) Reason { return f.Decide(c.Root()) })
+}
+
+// DropRejected removes the chunks the tracer rejected from every payload, in place, and counts
+// them under RejectedPriority: those whose sampling priority (payload.Chunk.SamplingPriority) is
+// below 0, which the agent drops whatever its samplers say. A chunk without a priority is kept.
+func DropRejected(payloads []payload.Payload) Counts {
+	return remove(payloads, func(c *payload.Chunk) Reason {
+		if p, _, ok := c.SamplingPriority(c.Root()); ok && ddsampler.Rejected(p) {
+			return RejectedPriority
+		}
+		return Kept
+	})
+}
+
+// remove drops the chunks decide does not keep, in place, and counts them per reason.
+func remove(payloads []payload.Payload, decide func(*payload.Chunk) Reason) Counts {
+	var c Counts
 	for pi := range payloads {
 		p := &payloads[pi]
 		kept := p.Chunks[:0]
 		for ci := range p.Chunks {
-			ch := p.Chunks[ci]
-			if r := f.Decide(ch.Root()); r != Kept {
+			ch := &p.Chunks[ci]
+			if r := decide(ch); r != Kept {
 				c.Chunks[r]++
 				c.Spans[r] += len(ch.Spans)
 				continue
 			}
-			kept = append(kept, ch)
+			kept = append(kept, *ch)
 		}
 		clear(p.Chunks[len(kept):])
 		p.Chunks = kept

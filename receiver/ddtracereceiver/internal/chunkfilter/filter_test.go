@@ -118,8 +118,36 @@ func TestPayloadsDropsChunksAndCounts(t *testing.T) {
 	assert.Len(t, payloads[2].Chunks, 1)
 }
 
+func TestDropRejected(t *testing.T) {
+	chunk := func(priority int32, metric float64, spans int) payload.Chunk {
+		c := payload.Chunk{Priority: priority, Spans: make([]payload.Span, spans)}
+		for i := range c.Spans {
+			c.Spans[i] = payload.Span{SpanID: uint64(i + 1), ParentID: uint64(i)}
+		}
+		if metric != 0 {
+			c.Spans[0].Metrics = []payload.KF{{Key: payload.PriorityMetric, Value: metric}}
+		}
+		return c
+	}
+	none := int32(payload.PriorityNone)
+	payloads := []payload.Payload{
+		{Chunks: []payload.Chunk{chunk(-1, 0, 2), chunk(0, 0, 3), chunk(-3, 0, 1), chunk(2, 0, 1)}}, // v0.7
+		{Chunks: []payload.Chunk{chunk(none, -1, 4), chunk(none, 1, 2), chunk(none, 0, 1)}},         // v0.4: no metric, no priority
+		{Chunks: []payload.Chunk{{Priority: -1}}},                                                   // no spans: nothing to drop
+	}
+	c := DropRejected(payloads)
+	assert.Equal(t, [NumReasons]int{RejectedPriority: 3}, c.Chunks)
+	assert.Equal(t, [NumReasons]int{RejectedPriority: 7}, c.Spans)
+	require.Len(t, payloads[0].Chunks, 2)
+	assert.Equal(t, []int32{0, 2}, []int32{payloads[0].Chunks[0].Priority, payloads[0].Chunks[1].Priority})
+	require.Len(t, payloads[1].Chunks, 2)
+	assert.Len(t, payloads[1].Chunks[0].Spans, 2, "priority 1")
+	assert.Len(t, payloads[1].Chunks[1].Spans, 1, "no priority")
+	assert.Len(t, payloads[2].Chunks, 1)
+}
+
 func TestReasonNames(t *testing.T) {
-	for r, want := range map[Reason]string{Kept: "kept", IgnoredResource: "ignore_resources", RejectedTag: "filter_tags_reject", MissingRequiredTag: "filter_tags_require"} {
+	for r, want := range map[Reason]string{Kept: "kept", IgnoredResource: "ignore_resources", RejectedTag: "filter_tags_reject", MissingRequiredTag: "filter_tags_require", RejectedPriority: "priority_user_reject"} {
 		assert.Equal(t, want, r.String())
 	}
 }

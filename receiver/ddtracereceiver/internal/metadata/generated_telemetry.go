@@ -72,7 +72,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ReceiverDdtraceChunksFiltered, err = builder.meter.Int64Counter(
 		"otelcol.receiver.ddtrace.chunks.filtered",
-		metric.WithDescription("Trace chunks dropped by ignore_resources or filter_tags / filter_tags_regex (reason - ignore_resources, filter_tags_reject, filter_tags_require); their spans count in otelcol.receiver.ddtrace.spans.dropped with the same reason. [Alpha]"),
+		metric.WithDescription("Trace chunks dropped by ignore_resources or filter_tags / filter_tags_regex (reason - ignore_resources, filter_tags_reject, filter_tags_require), or because their tracer rejected them (drop_rejected_chunks - priority_user_reject); their spans count in otelcol.receiver.ddtrace.spans.dropped with the same reason. [Alpha]"),
 		metric.WithUnit("{trace}"),
 	)
 	errs = errors.Join(errs, err)
@@ -133,7 +133,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ReceiverDdtraceSpansDropped, err = builder.meter.Int64Counter(
 		"otelcol.receiver.ddtrace.spans.dropped",
-		metric.WithDescription("Spans received and dropped before the pipeline, by endpoint version and reason - invalid (zero_trace_id, zero_span_id, nil_span) or in a chunk a filter dropped (ignore_resources, filter_tags_reject, filter_tags_require). Spans the pipeline took or refused are in otelcol_receiver_accepted_spans and otelcol_receiver_refused_spans. [Alpha]"),
+		metric.WithDescription("Spans received and dropped before the pipeline, by endpoint version and reason - invalid (zero_trace_id, zero_span_id, nil_span) or in a chunk a filter dropped (ignore_resources, filter_tags_reject, filter_tags_require) or its tracer rejected (priority_user_reject, with drop_rejected_chunks). Spans the pipeline took or refused are in otelcol_receiver_accepted_spans and otelcol_receiver_refused_spans. [Alpha]"),
 		metric.WithUnit("{span}"),
 	)
 	errs = errors.Join(errs, err)

@@ -24,7 +24,7 @@ func NewSettings(tt *componenttest.Telemetry) receiver.Settings {
 func AssertEqualReceiverDdtraceChunksFiltered(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol.receiver.ddtrace.chunks.filtered",
-		Description: "Trace chunks dropped by ignore_resources or filter_tags / filter_tags_regex (reason - ignore_resources, filter_tags_reject, filter_tags_require); their spans count in otelcol.receiver.ddtrace.spans.dropped with the same reason. [Alpha]",
+		Description: "Trace chunks dropped by ignore_resources or filter_tags / filter_tags_regex (reason - ignore_resources, filter_tags_reject, filter_tags_require), or because their tracer rejected them (drop_rejected_chunks - priority_user_reject); their spans count in otelcol.receiver.ddtrace.spans.dropped with the same reason. [Alpha]",
 		Unit:        "{trace}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
@@ -181,7 +181,7 @@ func AssertEqualReceiverDdtraceRequestsRejected(t *testing.T, tt *componenttest.
 func AssertEqualReceiverDdtraceSpansDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol.receiver.ddtrace.spans.dropped",
-		Description: "Spans received and dropped before the pipeline, by endpoint version and reason - invalid (zero_trace_id, zero_span_id, nil_span) or in a chunk a filter dropped (ignore_resources, filter_tags_reject, filter_tags_require). Spans the pipeline took or refused are in otelcol_receiver_accepted_spans and otelcol_receiver_refused_spans. [Alpha]",
+		Description: "Spans received and dropped before the pipeline, by endpoint version and reason - invalid (zero_trace_id, zero_span_id, nil_span) or in a chunk a filter dropped (ignore_resources, filter_tags_reject, filter_tags_require) or its tracer rejected (priority_user_reject, with drop_rejected_chunks). Spans the pipeline took or refused are in otelcol_receiver_accepted_spans and otelcol_receiver_refused_spans. [Alpha]",
 		Unit:        "{span}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
