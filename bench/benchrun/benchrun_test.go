@@ -158,6 +158,8 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 		{"processors::memory_limiter", get(def, "processors", "memory_limiter"), get(mem, "processors", "memory_limiter")},
 		{"processors::elasticmapping", get(def, "processors", "elasticmapping"), get(mem, "processors", "elasticmapping")},
 		{"processors::tracesampling", get(def, "processors", "tracesampling"), get(mem, "processors", "tracesampling")},
+		{"receivers::ddtrace::drop_rejected_chunks", get(def, "receivers", "ddtrace", "drop_rejected_chunks"), get(mem, "receivers", "ddtrace", "drop_rejected_chunks")},
+		{"receivers::datakit::ddtrace", get(def, "receivers", "datakit", "ddtrace"), get(mem, "receivers", "datakit", "ddtrace")},
 		{"exporters::elasticsearch (without credentials)", defES, get(mem, "exporters", "elasticsearch")},
 		{"the traces pipeline's processors", get(def, "service", "pipelines", "traces", "processors"), get(mem, "service", "pipelines", "traces", "processors")},
 		// Recording the collector's own traces cost the HTTP receivers up to a quarter of their throughput
@@ -427,27 +429,45 @@ func TestReportLinesAreShort(t *testing.T) {
 	}
 }
 
-// TestSamplingSweep: the sampling sweep's variants alternate a reference that stores everything
-// with the default configuration, both under the same 10 % load, each pair compared; a keep
-// fraction is refused with a protocol that has no sampling priority.
+// TestSamplingSweep: the sampling sweep's variants store everything (the reference), drop the
+// rejected chunks in tracesampling, or in the receiver (the default configuration), all under the
+// same 10 % load, in one order and then the reverse, each compared with the reference of its
+// round; a keep fraction is refused with a protocol that has no sampling priority.
 func TestSamplingSweep(t *testing.T) {
 	vs, err := loadSweep(filepath.Join("..", "configs", "sampling.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(vs) != 4 {
-		t.Fatalf("%d variants, want 4", len(vs))
+	const (
+		honourOff = "processors::tracesampling::datadog::honour_priority=false"
+		earlyOff  = "receivers::ddtrace::drop_rejected_chunks=false"
+	)
+	want := []struct {
+		name, against string
+		set           []string
+	}{
+		{"store all", "", []string{honourOff, earlyOff}},
+		{"tracesampling drops", "store all", []string{earlyOff}},
+		{"receiver drops", "store all", nil},
+		{"receiver drops, again", "store all, again", nil},
+		{"tracesampling drops, again", "store all, again", []string{earlyOff}},
+		{"store all, again", "", []string{honourOff, earlyOff}},
+	}
+	if len(vs) != len(want) {
+		t.Fatalf("%d variants, want %d", len(vs), len(want))
 	}
 	for i, v := range vs {
+		w := want[i]
 		if v.KeepFraction != 0.1 || v.Collector != "tracegate" || v.Mode != "memory" {
 			t.Errorf("variant %q: keep fraction %g, %s/%s", v.Name, v.KeepFraction, v.Collector, v.Mode)
 		}
-		reference := i%2 == 0
-		if reference != (v.Expect == expectAll) || reference != slices.Contains(v.Set, "processors::tracesampling::datadog::honour_priority=false") {
-			t.Errorf("variant %q: expect %q, settings %v", v.Name, v.Expect, v.Set)
+		expect := expectKept
+		if w.against == "" {
+			expect = expectAll
 		}
-		if !reference && (v.Expect != expectKept || v.Against != vs[i-1].Name || len(v.Set) != 0) {
-			t.Errorf("variant %q: expect %q against %q (want %q), settings %v", v.Name, v.Expect, v.Against, vs[i-1].Name, v.Set)
+		if v.Name != w.name || v.Against != w.against || v.Expect != expect || !slices.Equal(v.Set, w.set) {
+			t.Errorf("variant %d: %q against %q, expect %q, settings %v; want %q against %q, expect %q, settings %v",
+				i+1, v.Name, v.Against, v.Expect, v.Set, w.name, w.against, expect, w.set)
 		}
 	}
 	if err := checkVariantProtocols(vs, []string{"ddtrace-v0.4", "ddtrace-v0.5"}); err != nil {

@@ -5,7 +5,10 @@ import (
 	enc "encoding/binary"
 	"encoding/json"
 	"maps"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,12 +21,14 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
 
-// The tracesampling processor through the binary with real clients: what the tracer kept is
-// stored, what it rejected is not, and the Kibana APM aggregation still counts every trace.
+// The tracesampling processor and the ddtrace receiver's drop_rejected_chunks through the binary
+// with real clients: what the tracer kept is stored, what it rejected is not (unless told to store
+// everything), and the Kibana APM aggregation still counts every trace.
 
 const sampledTraces = 300
 
@@ -80,14 +85,23 @@ func runSampledDDTraceJS(ctx context.Context, t *testing.T, g *gateway, service 
 	return kept, rejected
 }
 
+// Where the chunks a tracer rejected are dropped: by the ddtrace receiver as soon as they are
+// decoded (drop_rejected_chunks, configs/default.yaml), or by tracesampling (the APM overlay, whose
+// aggregation counts them first).
+const (
+	droppedInReceiver      = true
+	droppedInTracesampling = false
+)
+
 // checkKeptOnly waits until every kept trace is stored, stops tracegate (so nothing is in flight)
-// and checks that no rejected trace was stored and that the drops were counted.
-func checkKeptOnly(ctx context.Context, t *testing.T, g *gateway, kept, rejected map[string]bool) {
+// and checks that no rejected trace was stored and that the drops were counted where they were made.
+func checkKeptOnly(ctx context.Context, t *testing.T, g *gateway, kept, rejected map[string]bool, inReceiver bool) {
 	t.Helper()
 	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	waitForTraces(waitCtx, t, g, kept)
-	dropped := metricSum(t, g, "otelcol_processor_tracesampling_traces_total", `decision="dropped"`, `reason="priority_user_reject"`)
+	byReceiver := metricSum(t, g, "otelcol_receiver_ddtrace_chunks_filtered_total", `reason="priority_user_reject"`)
+	byProcessor := metricSum(t, g, "otelcol_processor_tracesampling_traces_total", `decision="dropped"`, `reason="priority_user_reject"`)
 	g.stopAndFlush(t)
 	stored := storedSpans(t, g.es.Documents())
 	for id := range rejected {
@@ -98,19 +112,43 @@ func checkKeptOnly(ctx context.Context, t *testing.T, g *gateway, kept, rejected
 	if len(stored) != len(kept) {
 		t.Errorf("%d traces stored, want the %d the tracer kept", len(stored), len(kept))
 	}
-	if int(dropped) != len(rejected) {
-		t.Errorf("otelcol_processor_tracesampling_traces_total{decision=dropped,reason=priority_user_reject} = %v, want %d", dropped, len(rejected))
+	want := [2]int{0, len(rejected)}
+	if inReceiver {
+		want = [2]int{len(rejected), 0}
+	}
+	if got := [2]int{int(byReceiver), int(byProcessor)}; got != want {
+		t.Errorf("priority_user_reject drops counted by the receiver (otelcol_receiver_ddtrace_chunks_filtered_total) and "+
+			"by tracesampling (otelcol_processor_tracesampling_traces_total): %v, want %v", got, want)
 	}
 }
 
 // TestDDTraceSampleRateHonoured: dd-trace-js at DD_TRACE_SAMPLE_RATE=0.1 marks nine traces in ten
-// user-reject (-1), as it does behind a Datadog agent; tracegate stores only the others.
+// user-reject (-1), as it does behind a Datadog agent; tracegate stores only the others, and the
+// receiver drops the rejected ones before translating them.
 func TestDDTraceSampleRateHonoured(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	g := startGateway(t, "default.yaml")
 	kept, rejected := runSampledDDTraceJS(ctx, t, g, "e2e-sample-rate")
-	checkKeptOnly(ctx, t, g, kept, rejected)
+	checkKeptOnly(ctx, t, g, kept, rejected, droppedInReceiver)
+}
+
+// TestDDTraceStoreEverything: TRACEGATE_HONOUR_PRIORITY=false, the one change configs/default.yaml
+// documents, stores every trace the tracer sent, those it rejected too.
+func TestDDTraceStoreEverything(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	g := startGatewayWith(t, gatewayOptions{config: "default.yaml", env: []string{"TRACEGATE_HONOUR_PRIORITY=false"}})
+	kept, rejected := runSampledDDTraceJS(ctx, t, g, "e2e-store-everything")
+	all := maps.Clone(kept)
+	maps.Copy(all, rejected)
+	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
+	defer waitCancel()
+	waitForTraces(waitCtx, t, g, all)
+	g.stopAndFlush(t)
+	if stored := storedSpans(t, g.es.Documents()); len(stored) != len(all) {
+		t.Errorf("%d traces stored, want every one of the %d sent", len(stored), len(all))
+	}
 }
 
 // TestDDTraceSampleRateAPMCountsAll: with the Kibana APM overlay, the same traces; the rejected
@@ -131,7 +169,7 @@ func TestDDTraceSampleRateAPMCountsAll(t *testing.T) {
 	if got := transactionCount(apmServiceMetrics(docs, service)); !ok || got != sampledTraces {
 		t.Fatalf("aggregated transactions of %s: %v, want every trace sent (%d)", service, got, sampledTraces)
 	}
-	checkKeptOnly(ctx, t, g, kept, rejected)
+	checkKeptOnly(ctx, t, g, kept, rejected, droppedInTracesampling)
 }
 
 // transactionCount adds up the transaction metrics' counts (transaction.duration.summary's
@@ -302,6 +340,60 @@ func TestElasticAPMUnsampledTransactions(t *testing.T) {
 	for id := range sampled {
 		if !stored[id] {
 			t.Errorf("sampled transaction %s not stored", id)
+		}
+	}
+}
+
+// rejectedChunksConfig is the part of a config file TestRejectedChunksFollowOneSwitch reads.
+type rejectedChunksConfig struct {
+	Receivers struct {
+		DDTrace struct {
+			Drop any `yaml:"drop_rejected_chunks"`
+		} `yaml:"ddtrace"`
+		Datakit struct {
+			DDTrace struct {
+				Drop any `yaml:"drop_rejected_chunks"`
+			} `yaml:"ddtrace"`
+		} `yaml:"datakit"`
+	} `yaml:"receivers"`
+	Processors struct {
+		TraceSampling struct {
+			Datadog struct {
+				HonourPriority any `yaml:"honour_priority"`
+			} `yaml:"datadog"`
+		} `yaml:"tracesampling"`
+	} `yaml:"processors"`
+}
+
+// TestRejectedChunksFollowOneSwitch: in the base configs the receivers' early drop of the chunks
+// tracers rejected and tracesampling's honour_priority are one variable, so that one change stores
+// everything; the overlays that need every span in front of tracesampling (the APM aggregation,
+// and the Kafka agent tier, whose gateways may run it) turn the early drop off on both receivers
+// that serve Datadog tracers.
+func TestRejectedChunksFollowOneSwitch(t *testing.T) {
+	load := func(rel string) rejectedChunksConfig {
+		b, err := os.ReadFile(filepath.Join(repoRoot, "configs", rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c rejectedChunksConfig
+		if err := yaml.Unmarshal(b, &c); err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		return c
+	}
+	const oneSwitch = "${env:TRACEGATE_HONOUR_PRIORITY:-true}"
+	for _, base := range []string{"default.yaml", "durable.yaml"} {
+		c := load(base)
+		got := []any{c.Receivers.DDTrace.Drop, c.Receivers.Datakit.DDTrace.Drop, c.Processors.TraceSampling.Datadog.HonourPriority}
+		if !slices.Equal(got, []any{oneSwitch, oneSwitch, oneSwitch}) {
+			t.Errorf("%s: ddtrace and datakit.ddtrace drop_rejected_chunks, tracesampling honour_priority = %v, want %s for each", base, got, oneSwitch)
+		}
+	}
+	for _, overlay := range []string{"elasticsearch/apm.yaml", "elasticsearch/apm-durable.yaml", "kafka/agent.yaml"} {
+		c := load(overlay)
+		if got := []any{c.Receivers.DDTrace.Drop, c.Receivers.Datakit.DDTrace.Drop}; !slices.Equal(got, []any{false, false}) {
+			t.Errorf("%s: ddtrace and datakit.ddtrace drop_rejected_chunks = %v, want false for both", overlay, got)
 		}
 	}
 }

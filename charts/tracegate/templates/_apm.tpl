@@ -3,6 +3,12 @@
      lists replaced). Keep the two alike: test/helm compares the rendered config with the base
      config plus that file. Why the pipelines are so: the comments of apm.yaml. */}}
 {{- define "tracegate.apmOverlay" -}}
+receivers:
+  ddtrace:
+    drop_rejected_chunks: false
+  datakit:
+    ddtrace:
+      drop_rejected_chunks: false
 processors:
   elasticmapping:
     apm_inputs: true

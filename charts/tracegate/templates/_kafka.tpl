@@ -3,6 +3,12 @@
      test/helm compares the rendered config with the base config plus each file. Why the settings
      are so: the comments of those files. */}}
 {{- define "tracegate.kafkaAgentOverlay" -}}
+receivers:
+  ddtrace:
+    drop_rejected_chunks: false
+  datakit:
+    ddtrace:
+      drop_rejected_chunks: false
 exporters:
   kafka:
     brokers: ${env:KAFKA_BROKERS:-localhost:9092}
