@@ -202,7 +202,7 @@ bench-kafka_ARGS  = -sweep bench/configs/kafka.yaml -protocols otlp-http,ddtrace
 bench-kafka_TITLE = Kafka tier: agent and gateway per core, delivery time
 bench-kafka_HELP  = spans per core of the Kafka agent (clients to Kafka) and gateway (Kafka to Elasticsearch) against configs/default.yaml direct, and the time from acknowledgement to Elasticsearch through both (in-process Kafka)
 
-bench-gc_ARGS  = -sweep bench/configs/gc.yaml -protocols otlp-grpc,otlp-http,ddtrace-v0.4,zipkin-json,jaeger-thrift-http -duration 20s
+bench-gc_ARGS  = -sweep bench/configs/gc.yaml -protocols otlp-grpc,otlp-http,ddtrace-v0.4,zipkin-json,jaeger-thrift-http -duration 20s -table variants
 bench-gc_TITLE = GC sweep: GOGC and GOMEMLIMIT against spans per core and peak RSS
 bench-gc_HELP  = GOGC (100 to 800, off with a GOMEMLIMIT) in memory and overflow modes, per protocol, against Go's default in the same run
 

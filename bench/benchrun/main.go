@@ -164,8 +164,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (options, flagArgs, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, a, err
 	}
-	if o.table != "" && o.table != tableDatakit {
-		return o, a, fmt.Errorf("-table: want %q or nothing, got %q", tableDatakit, o.table)
+	if o.table != "" && o.table != tableDatakit && o.table != tableVariants {
+		return o, a, fmt.Errorf("-table: want %q, %q or nothing, got %q", tableDatakit, tableVariants, o.table)
 	}
 	return o, a, nil
 }
@@ -227,7 +227,7 @@ func addReportFlags(fs *flag.FlagSet, o *options, a *flagArgs) {
 	fs.BoolVar(&o.check, "check", false, "exit non-zero unless every request was acknowledged and every expected span (acknowledged, or of a kept trace under a sweep's keep_fraction) reached the stand-in in every run, and no span of a rejected trace")
 	fs.BoolVar(&o.noWrite, "no-write", false, "print the table only; write neither report file")
 	fs.StringVar(&o.section, "section", SectionHeading, "heading of the Markdown section to write (other sections are kept)")
-	fs.StringVar(&o.table, "table", "", "the runs table's columns: every measure (default), or "+tableDatakit+": Datakit's report's (CPU, memory, requests, data sent, request size, latency), spans per core and the ratio to the variant's against:")
+	fs.StringVar(&o.table, "table", "", "the runs table's columns: every measure (default), or "+tableDatakit+": Datakit's report's (CPU, memory, requests, data sent, request size, latency), spans per core and the ratio to the variant's against:; or "+tableVariants+": a sweep's compact table, one row per variant, spans per core and the ratio per protocol, peak RSS")
 	fs.BoolVar(&a.render, "render", false, "run nothing: rewrite the -section of -md from the -json results file (after a change to the report's format)")
 }
 

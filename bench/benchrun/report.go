@@ -154,9 +154,12 @@ func (r *report) markdown() string {
 	}
 	b.WriteString("\n")
 
-	if r.Table == tableDatakit {
+	switch r.Table {
+	case tableDatakit:
 		b.WriteString(r.datakitTables())
-	} else {
+	case tableVariants:
+		b.WriteString(r.variantsTable())
+	default:
 		r.fullTables(&b)
 	}
 	b.WriteString(r.floorTable())
