@@ -149,7 +149,7 @@ es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:92
 # (<name> is the target without "bench-"; `make bench` writes pipeline.jsonl). The rate-limited
 # runs read the saturation rates `make bench` measured. Long; not part of `make test`.
 BENCH_FLAGS ?=
-BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-intake bench-sampling bench-datakit bench-kafka bench-gc
+BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-intake bench-sampling bench-datakit bench-kafka bench-gc bench-shipped
 
 bench_ARGS  =
 bench_TITLE = Pipeline benchmarks
@@ -205,6 +205,10 @@ bench-kafka_HELP  = spans per core of the Kafka agent (clients to Kafka) and gat
 bench-gc_ARGS  = -sweep bench/configs/gc.yaml -protocols otlp-grpc,otlp-http,ddtrace-v0.4,zipkin-json,jaeger-thrift-http -duration 20s -table variants
 bench-gc_TITLE = GC sweep: GOGC and GOMEMLIMIT against spans per core and peak RSS
 bench-gc_HELP  = GOGC (100 to 800, off with a GOMEMLIMIT) in memory and overflow modes, per protocol, against Go's default in the same run
+
+bench-shipped_ARGS  = -sweep bench/configs/shipped.yaml -protocols otlp-grpc,otlp-http,zipkin-json,jaeger-thrift-http,ddtrace-v0.4,ddtrace-v0.5 -duration 20s -table variants
+bench-shipped_TITLE = configs/default.yaml as shipped against stock, per protocol
+bench-shipped_HELP  = spans per core of configs/default.yaml (overflow mode, document ids, GC defaults) against the stock build's exporter queue and batch processor, alternated twice
 
 bench_results = bench/results/$(if $(filter bench,$(1)),pipeline,$(1:bench-%=%)).jsonl
 

@@ -43,3 +43,29 @@ func TestSweepEnvMustBeKeyValue(t *testing.T) {
 		}
 	}
 }
+
+// TestShippedSweep: make bench-shipped measures configs/default.yaml as shipped (overflow mode,
+// no --set, no environment: the binary's own GC defaults) against stock, each tracegate run
+// against a stock run of the same round.
+func TestShippedSweep(t *testing.T) {
+	vs, err := loadSweep(filepath.Join("..", "configs", "shipped.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracegateRuns := 0
+	for _, v := range vs {
+		if v.Collector != "tracegate" {
+			continue
+		}
+		tracegateRuns++
+		if v.Mode != "overflow" || len(v.Set) > 0 || len(v.Env) > 0 || len(v.Overlays) > 0 {
+			t.Errorf("variant %q is not configs/default.yaml as shipped", v.Name)
+		}
+		if !strings.HasPrefix(v.Against, "stock") {
+			t.Errorf("variant %q is compared with %q, not stock", v.Name, v.Against)
+		}
+	}
+	if tracegateRuns < 2 {
+		t.Errorf("%d tracegate runs: want two rounds at least", tracegateRuns)
+	}
+}
