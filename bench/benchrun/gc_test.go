@@ -23,8 +23,11 @@ func TestGCSweep(t *testing.T) {
 		if !hasGOGC {
 			t.Errorf("variant %q does not set GOGC", v.Name)
 		}
-		mode, _, _ := strings.Cut(v.Name, ",")
-		if v.Against != "" && !strings.HasPrefix(v.Against, mode+",") {
+		mode, _, _ := strings.Cut(v.Name, " ")
+		if strings.Contains(v.Name, ",") {
+			t.Errorf("variant %q: a comma makes it a pair of another variant's comparison", v.Name)
+		}
+		if v.Against != "" && !strings.HasPrefix(v.Against, mode+" ") {
 			t.Errorf("variant %q is compared with %q, another mode", v.Name, v.Against)
 		}
 	}
