@@ -182,7 +182,7 @@ bench-sweep_HELP  = the configuration sweep behind the defaults, Elasticsearch a
 bench-document-ids_ARGS  = -sweep bench/configs/document-ids.yaml -protocols otlp-grpc,otlp-http,ddtrace-v0.4
 bench-document-ids_TITLE = Document ids: on and off
 bench-document-ids_HELP  = span throughput with the document ids on and off (memory mode)
-bench-apm_ARGS  = -sweep bench/configs/apm.yaml -protocols otlp-http,zipkin-json,jaeger-thrift-http,ddtrace-v0.4
+bench-apm_ARGS  = -sweep bench/configs/apm.yaml -protocols otlp-http,zipkin-json,jaeger-thrift-http,ddtrace-v0.4 -table variants
 bench-apm_TITLE = Kibana APM path: its cost per span
 bench-apm_HELP  = CPU per span with the Kibana APM overlay against the same pipeline without it, and the stock build's rate (memory mode)
 
@@ -198,7 +198,7 @@ bench-datakit_ARGS  = -sweep bench/configs/datakit.yaml -protocols ddtrace-v0.4,
 bench-datakit_TITLE = Datakit's port against each protocol's own
 bench-datakit_HELP  = spans per core through the datakit receiver's paths against the same encodings to their own receivers, alternated (memory mode)
 
-bench-kafka_ARGS  = -sweep bench/configs/kafka.yaml -protocols otlp-http,ddtrace-v0.4 -duration 30s -table datakit -check
+bench-kafka_ARGS  = -sweep bench/configs/kafka.yaml -protocols otlp-http,ddtrace-v0.4 -duration 30s -table variants -check
 bench-kafka_TITLE = Kafka tier: agent and gateway per core, delivery time
 bench-kafka_HELP  = spans per core of the Kafka agent (clients to Kafka) and gateway (Kafka to Elasticsearch) against configs/default.yaml direct, and the time from acknowledgement to Elasticsearch through both (in-process Kafka)
 
