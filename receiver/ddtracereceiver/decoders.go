@@ -28,17 +28,39 @@ func decodeAgentPayload(_ string, b []byte) ([]payload.Payload, error) {
 // decodeByMediaType decodes v0.3/v0.4 bodies as the agent does: msgpack for application/msgpack;
 // JSON for JSON types, no type or an unparsable one; for any other type JSON, then msgpack.
 func decodeByMediaType(contentType string, b []byte) ([]payload.Payload, error) {
+	ps, _, err := decodeByMediaTypeDropping(contentType, b, nil)
+	return ps, err
+}
+
+// decodeByMediaTypeDropping is decodeByMediaType that leaves out the msgpack chunks whose
+// priority reject refuses, without decoding their spans (payload.DecodeTracesMsgpackDropping);
+// JSON bodies are decoded whole. A nil reject leaves out nothing.
+func decodeByMediaTypeDropping(contentType string, b []byte, reject func(int64) bool) ([]payload.Payload, payload.Skipped, error) {
 	mt, _, perr := mime.ParseMediaType(contentType)
 	switch {
 	case perr == nil && mt == "application/msgpack":
-		return single(payload.DecodeTracesMsgpack)(contentType, b)
+		return decodeMsgpack(b, reject)
 	case contentType == "" || perr != nil || mt == "application/json" || mt == "text/json":
-		return single(payload.DecodeTracesJSON)(contentType, b)
+		ps, err := single(payload.DecodeTracesJSON)(contentType, b)
+		return ps, payload.Skipped{}, err
 	}
 	if ps, err := single(payload.DecodeTracesJSON)(contentType, b); err == nil {
-		return ps, nil
+		return ps, payload.Skipped{}, nil
 	}
-	return single(payload.DecodeTracesMsgpack)(contentType, b)
+	return decodeMsgpack(b, reject)
+}
+
+// decodeMsgpack decodes a v0.3/v0.4 msgpack body, leaving out the chunks reject refuses.
+func decodeMsgpack(b []byte, reject func(int64) bool) ([]payload.Payload, payload.Skipped, error) {
+	if reject == nil {
+		ps, err := single(payload.DecodeTracesMsgpack)("", b)
+		return ps, payload.Skipped{}, err
+	}
+	p, skipped, err := payload.DecodeTracesMsgpackDropping(b, reject)
+	if err != nil {
+		return nil, payload.Skipped{}, err
+	}
+	return []payload.Payload{p}, skipped, nil
 }
 
 // decodeSpansJSON decodes the legacy /v0.1/spans body: a flat array of spans, grouped into chunks by

@@ -89,12 +89,16 @@ func (r *ddReceiver) filterChunks(ctx context.Context, ep endpoint, payloads []p
 }
 
 // dropRejected drops the chunks their tracer rejected when drop_rejected_chunks is on, and counts
-// them. It runs after rate_by_service counted the request, so that the rates do not depend on it.
-func (r *ddReceiver) dropRejected(ctx context.Context, ep endpoint, payloads []payload.Payload) {
+// them with those the decoder left out (skipped). It runs after rate_by_service counted the
+// request, so that the rates do not depend on it.
+func (r *ddReceiver) dropRejected(ctx context.Context, ep endpoint, payloads []payload.Payload, skipped payload.Skipped) {
 	if !r.cfg.DropRejectedChunks {
 		return
 	}
-	r.countFiltered(ctx, ep, chunkfilter.DropRejected(payloads))
+	c := chunkfilter.DropRejected(payloads)
+	c.Chunks[chunkfilter.RejectedPriority] += skipped.Chunks
+	c.Spans[chunkfilter.RejectedPriority] += skipped.Spans
+	r.countFiltered(ctx, ep, c)
 }
 
 // countFiltered counts the chunks a filter dropped per reason, and their spans as dropped.

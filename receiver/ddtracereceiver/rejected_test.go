@@ -1,8 +1,11 @@
 package ddtracereceiver
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/chunkfilter"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/metadatatest"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 )
 
 // noPriority leaves a chunk's priority out of priorityBody.
@@ -187,4 +191,37 @@ func TestDropRejectedAfterRates(t *testing.T) {
 
 func TestRejectedReasonName(t *testing.T) {
 	assert.Equal(t, "priority_user_reject", chunkfilter.RejectedPriority.String(), "the tracesampling processor's name for the same decision")
+}
+
+// TestDecodeLeavesRejectedUndecoded: the rejected v0.4 chunks are left out by the decoder only
+// when nothing reads them before the drop; with a filter or rate_by_service on they are decoded
+// whole, for those to see, and dropped after.
+func TestDecodeLeavesRejectedUndecoded(t *testing.T) {
+	body := priorityBody(t, "v0.4", []int64{-2, -1, 0, 1, 2, noPriority})
+	for _, tt := range []struct {
+		name      string
+		configure func(*Config)
+		skipped   payload.Skipped
+	}{
+		{"drop only", func(*Config) {}, payload.Skipped{Chunks: 2, Spans: 4}},
+		{"drop off", func(c *Config) { c.DropRejectedChunks = false }, payload.Skipped{}},
+		{"with a filter", func(c *Config) { c.Filters.IgnoreResources = []string{"^none$"} }, payload.Skipped{}},
+		{"with rate_by_service", func(c *Config) { c.RateByService.Enabled = true }, payload.Skipped{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.DropRejectedChunks = true
+			tt.configure(cfg)
+			r, err := newReceiver(cfg, nopSettings(), consumertest.NewNop())
+			require.NoError(t, err)
+			req := httptest.NewRequest(http.MethodPut, "/v0.4/traces", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/msgpack")
+			ps, skipped, err := r.decode(traceEndpoints()["/v0.4/traces"], req, body)
+			require.NoError(t, err)
+			require.Len(t, ps, 1)
+			assert.Equal(t, tt.skipped, skipped)
+			assert.Len(t, ps[0].Chunks, 6-tt.skipped.Chunks)
+			ps[0].Release()
+		})
+	}
 }

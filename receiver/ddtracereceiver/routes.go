@@ -20,10 +20,13 @@ var okBody = []byte("OK\n")
 
 // endpoint is one trace intake route: the versions differ in body format and in reply.
 type endpoint struct {
-	name     string // the version label in telemetry, e.g. "v0.4"
-	decode   func(contentType string, body []byte) ([]payload.Payload, error)
-	rates    bool // reply with the rate body (v0.4 and later) rather than "OK"
-	jsonOnly bool // legacy routes refuse msgpack with 415
+	name   string // the version label in telemetry, e.g. "v0.4"
+	decode func(contentType string, body []byte) ([]payload.Payload, error)
+	// decodeDropping, where set, is decode leaving out undecoded the chunks whose priority reject
+	// refuses, for when nothing before the drop of rejected chunks reads them.
+	decodeDropping func(contentType string, body []byte, reject func(int64) bool) ([]payload.Payload, payload.Skipped, error)
+	rates          bool // reply with the rate body (v0.4 and later) rather than "OK"
+	jsonOnly       bool // legacy routes refuse msgpack with 415
 	// forwarded: chunks another Datadog Agent sampled and sent on; not counted for rate_by_service.
 	forwarded bool
 	attrs     endpointAttrs
@@ -50,8 +53,8 @@ func traceEndpoints() map[string]endpoint {
 	eps := map[string]endpoint{
 		"/v0.1/spans":      {name: "v0.1", decode: decodeSpansJSON, jsonOnly: true},
 		"/v0.2/traces":     {name: "v0.2", decode: decodeByMediaType, jsonOnly: true},
-		"/v0.3/traces":     {name: "v0.3", decode: decodeByMediaType},
-		"/v0.4/traces":     {name: "v0.4", decode: decodeByMediaType, rates: true},
+		"/v0.3/traces":     {name: "v0.3", decode: decodeByMediaType, decodeDropping: decodeByMediaTypeDropping},
+		"/v0.4/traces":     {name: "v0.4", decode: decodeByMediaType, decodeDropping: decodeByMediaTypeDropping, rates: true},
 		"/v0.5/traces":     {name: "v0.5", decode: single(payload.DecodeV05), rates: true},
 		"/v0.7/traces":     {name: "v0.7", decode: single(payload.DecodeV07), rates: true},
 		"/api/v0.2/traces": {name: "api-v0.2", decode: decodeAgentPayload, forwarded: true},

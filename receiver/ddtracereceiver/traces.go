@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
+	"github.com/tracegate/tracegate/internal/ddsampler"
+	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/payload"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/ratesampler"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/translator"
 )
@@ -128,13 +130,13 @@ func (r *ddReceiver) readBody(ctx context.Context, ep endpoint, req *http.Reques
 // translateAndConsume decodes body, translates it and hands the traces to the pipeline. It returns
 // the number of spans offered (also with the pipeline's error).
 func (r *ddReceiver) translateAndConsume(ctx context.Context, ep endpoint, req *http.Request, body []byte) (int, error) {
-	payloads, err := ep.decode(req.Header.Get("Content-Type"), body)
+	payloads, skipped, err := r.decode(ep, req, body)
 	if err != nil {
 		return 0, &decodeError{err}
 	}
 	r.filterChunks(ctx, ep, payloads)
 	r.countRates(ctx, ep, req, payloads)
-	r.dropRejected(ctx, ep, payloads)
+	r.dropRejected(ctx, ep, payloads, skipped)
 	// The traces hold none of the payloads' memory, only their strings; the payloads are kept
 	// until the pipeline took the traces, for a re-offer (consumeWaiting).
 	defer func() {
@@ -152,6 +154,18 @@ func (r *ddReceiver) translateAndConsume(ctx context.Context, ep endpoint, req *
 	}
 	retranslate := func() ptrace.Traces { return r.translator.ToTraces(payloads, h).Traces }
 	return res.Spans, r.consume(ctx, res.Traces, res.Spans, retranslate)
+}
+
+// decode decodes body. The rejected chunks are left out undecoded where the endpoint can, and
+// when neither the filters nor rate_by_service would read them before they are dropped.
+func (r *ddReceiver) decode(ep endpoint, req *http.Request, body []byte) ([]payload.Payload, payload.Skipped, error) {
+	contentType := req.Header.Get("Content-Type")
+	readBeforeDrop := r.filter != nil || (r.rates != nil && !ep.forwarded)
+	if ep.decodeDropping != nil && r.cfg.DropRejectedChunks && !readBeforeDrop {
+		return ep.decodeDropping(contentType, body, ddsampler.Rejected)
+	}
+	payloads, err := ep.decode(contentType, body)
+	return payloads, payload.Skipped{}, err
 }
 
 // headersOf reads what the tracer says about itself.

@@ -133,7 +133,8 @@ var (
 // release hands the reader's slabs to the next request. Nothing cut from them may be used after.
 func (r *reader) release() {
 	r.src, r.n = "", 0
-	if r.kvs.capacity() > maxPooledElements || r.kfs.capacity() > maxPooledElements || r.spans.capacity() > maxPooledElements {
+	if r.kvs.capacity() > maxPooledElements || r.kfs.capacity() > maxPooledElements || r.spans.capacity() > maxPooledElements ||
+		cap(r.scratchOut) > maxPooledElements {
 		return
 	}
 	r.kvs.reset()

@@ -72,6 +72,10 @@ type reader struct {
 	budget int
 	// nilSpans counts the nil entries readSpans skipped (Payload.NilSpans).
 	nilSpans int
+	// The skim's scratch (skimChunk, scratchSpans), reused from chunk to chunk.
+	scratch    []skimmedSpan
+	scratchOut []Span
+	scratchKF  []KF
 }
 
 // sub returns the substring of src that raw (a subslice of the body just before rest) covers.
