@@ -34,18 +34,7 @@ func TestReadyLine(t *testing.T) {
 	} {
 		t.Run(tc.config, func(t *testing.T) {
 			g := startGatewayWith(t, gatewayOptions{config: tc.config, extraConfig: anyPort})
-			var line string
-			// Polling the process's log: the line comes once its pipelines are ready.
-			for deadline := time.Now().Add(10 * time.Second); line == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				for l := range strings.SplitSeq(g.proc.Log(), "\n") {
-					if strings.Contains(l, "tracegate is ready") {
-						line = l
-					}
-				}
-			}
-			if line == "" {
-				t.Fatalf("no ready line in the log:\n%s", g.proc.Log())
-			}
+			line := readyLine(t, g)
 			if !strings.Contains(line, "\twarn\t") {
 				t.Errorf("ready line not at warn: %s", line)
 			}
@@ -68,6 +57,34 @@ func TestReadyLine(t *testing.T) {
 			if n := strings.Count(g.proc.Log(), "tracegate is ready"); n != 1 {
 				t.Errorf("%d ready lines, want 1", n)
 			}
+			// Neither GOGC nor GOMEMLIMIT in the test's environment: the binary's GC defaults.
+			if !strings.Contains(line, `"gc": "GOGC=400`) {
+				t.Errorf("ready line lacks the GC defaults: %s", line)
+			}
 		})
 	}
+}
+
+// TestReadyLineGCFromEnvironment: a GOGC the user set turns the binary's GC defaults off, and the
+// ready line says so.
+func TestReadyLineGCFromEnvironment(t *testing.T) {
+	g := startGatewayWith(t, gatewayOptions{config: "default.yaml", env: []string{"GOGC=150"}})
+	if line := readyLine(t, g); !strings.Contains(line, `"gc": "GOGC/GOMEMLIMIT from the environment"`) {
+		t.Errorf("ready line with GOGC set: %q", line)
+	}
+}
+
+// readyLine waits for the gateway's ready line and returns it.
+func readyLine(t *testing.T, g *gateway) string {
+	t.Helper()
+	// Polling the process's log: the line comes once its pipelines are ready.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for l := range strings.SplitSeq(g.proc.Log(), "\n") {
+			if strings.Contains(l, "tracegate is ready") {
+				return l
+			}
+		}
+	}
+	t.Fatalf("no ready line in the log:\n%s", g.proc.Log())
+	return ""
 }
