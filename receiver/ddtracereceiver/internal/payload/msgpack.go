@@ -84,26 +84,32 @@ func (r *reader) sub(raw, rest []byte) string {
 	return r.src[end-len(raw) : end]
 }
 
+// shortStrHeader is the length and header size of a fixstr, str8 or str16 at b (the encodings of
+// most strings of a payload); hdr 0 for any other encoding, or a header cut short.
+func shortStrHeader(b []byte) (n, hdr int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	switch c := b[0]; {
+	case c >= 0xa0 && c <= 0xbf:
+		return int(c & 0x1f), 1
+	case c == 0xd9 && len(b) >= 2:
+		return int(b[1]), 2
+	case c == 0xda && len(b) >= 3:
+		return int(b[1])<<8 | int(b[2]), 3
+	}
+	return 0, 0
+}
+
 // readString reads a str or bin (nil is ""), repairing invalid UTF-8 as the agent does.
 func (r *reader) readString(b []byte) (string, []byte, error) {
 	// Fast path for the common encodings (fixstr, str8, str16): strings are most of a payload.
-	if len(b) > 0 {
-		var n, hdr int
-		switch c := b[0]; {
-		case c >= 0xa0 && c <= 0xbf:
-			n, hdr = int(c&0x1f), 1
-		case c == 0xd9 && len(b) >= 2:
-			n, hdr = int(b[1]), 2
-		case c == 0xda && len(b) >= 3:
-			n, hdr = int(b[1])<<8|int(b[2]), 3
+	if n, hdr := shortStrHeader(b); hdr > 0 && len(b) >= hdr+n {
+		raw, rest := b[hdr:hdr+n], b[hdr+n:]
+		if isASCII(raw) || utf8.Valid(raw) {
+			return r.sub(raw, rest), rest, nil
 		}
-		if hdr > 0 && len(b) >= hdr+n {
-			raw, rest := b[hdr:hdr+n], b[hdr+n:]
-			if isASCII(raw) || utf8.Valid(raw) {
-				return r.sub(raw, rest), rest, nil
-			}
-			return repairUTF8(raw), rest, nil
-		}
+		return repairUTF8(raw), rest, nil
 	}
 	if msgp.IsNil(b) {
 		return "", b[1:], nil

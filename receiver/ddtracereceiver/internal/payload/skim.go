@@ -177,19 +177,8 @@ func (r *reader) skimSpan(b []byte, s *skimmedSpan) ([]byte, bool) {
 // skipString passes over what readString accepts (str, bin or nil) without reading it: no
 // string is made, and a repair of invalid UTF-8 never fails.
 func skipString(b []byte) ([]byte, error) {
-	if len(b) > 0 { // fast path: fixstr, str8, str16, as readString's
-		var n, hdr int
-		switch c := b[0]; {
-		case c >= 0xa0 && c <= 0xbf:
-			n, hdr = int(c&0x1f), 1
-		case c == 0xd9 && len(b) >= 2:
-			n, hdr = int(b[1]), 2
-		case c == 0xda && len(b) >= 3:
-			n, hdr = int(b[1])<<8|int(b[2]), 3
-		}
-		if hdr > 0 && len(b) >= hdr+n {
-			return b[hdr+n:], nil
-		}
+	if n, hdr := shortStrHeader(b); hdr > 0 && len(b) >= hdr+n { // fast path, as readString's
+		return b[hdr+n:], nil
 	}
 	if msgp.IsNil(b) {
 		return b[1:], nil
