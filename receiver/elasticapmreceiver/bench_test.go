@@ -52,7 +52,7 @@ func BenchmarkDecode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d := r.decode(context.Background(), in, res)
+		d := r.decode(context.Background(), in, bufs, res)
 		r.buffers.put(bufs)
 		if d.out.Traces.SpanCount() != spans || res.status != http.StatusAccepted {
 			b.Fatalf("%d spans, status %d: %+v", d.out.Traces.SpanCount(), res.status, res.Errors)

@@ -5,6 +5,7 @@ go 1.25.0
 require (
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/elastic/apm-data v1.19.5
+	github.com/google/go-cmp v0.7.0
 	github.com/stretchr/testify v1.11.1
 	github.com/tracegate/tracegate/internal/httpserve v0.0.0-00010101000000-000000000000
 	github.com/tracegate/tracegate/internal/readiness v0.0.0-00010101000000-000000000000

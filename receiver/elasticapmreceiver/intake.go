@@ -1,5 +1,6 @@
-// POST /intake/v2/events: an agent's NDJSON stream (metadata first, then events), decoded with
-// apm-data (APM Server's own decoder), converted whole, then handed to the pipeline once per signal.
+// POST /intake/v2/events: an agent's NDJSON stream (metadata first, then events), decoded by
+// spanjson (common spans) and apm-data (APM Server's own decoder: everything else), converted
+// whole, then handed to the pipeline once per signal.
 
 package elasticapmreceiver
 
@@ -22,6 +23,7 @@ import (
 	"github.com/elastic/apm-data/model/modelpb"
 
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/convert"
+	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/spanjson"
 )
 
 // batchSize is the events apm-data decodes per callback (APM Server's).
@@ -60,7 +62,7 @@ func (r *intakeReceiver) handleEvents(w http.ResponseWriter, req *http.Request) 
 		res.write(w, req)
 		return
 	}
-	d := r.decode(ctx, body, res)
+	d := r.decode(ctx, body, bufs, res)
 	r.consume(ctx, d, res)
 	res.write(w, req)
 }
@@ -96,8 +98,8 @@ func (r *intakeReceiver) acquireSlot(ctx context.Context) bool {
 func (r *intakeReceiver) releaseSlot() { <-r.slots }
 
 // readerOf is what the decoder reads of a request body: decompressed (when sniffed), checked for
-// UTF-8, through bufs.lines, which apm-data then takes as its line buffer instead of allocating one.
-func (r *intakeReceiver) readerOf(w http.ResponseWriter, body io.Reader, bufs *requestBuffers) (io.Reader, error) {
+// UTF-8, in lines of at most max_event_size.
+func (r *intakeReceiver) readerOf(w http.ResponseWriter, body io.Reader, bufs *requestBuffers) (*bufio.Reader, error) {
 	bufs.sniff.Reset(body)
 	in, err := decompressSniffed(w, bufs.sniff, r.cfg.MaxRequestBodySize)
 	if err != nil {
@@ -132,12 +134,26 @@ func decompressSniffed(w http.ResponseWriter, br *bufio.Reader, limit int64) (io
 
 // decode reads the stream whole. Invalid events are answered (400) and counted; the valid ones of
 // the same request are kept, and so is what came before a stream error (a body cut short).
-func (r *intakeReceiver) decode(ctx context.Context, body io.Reader, res *result) *decoded {
+func (r *intakeReceiver) decode(ctx context.Context, body *bufio.Reader, bufs *requestBuffers, res *result) *decoded {
 	d := &decoded{out: convert.NewOutput()}
+	st := split(body, &bufs.held)
+	if st.onlyMetadata {
+		if metadata, ok := r.metadata.get(st.metadata); ok {
+			r.appendSpans(st.spans, metadata, d)
+			return d
+		}
+	}
+	bufs.apmData.Reset(st.forAPMData)
 	var stream elasticapm.Result
-	base := &modelpb.APMEvent{Event: &modelpb.Event{}}
-	err := r.decoder.HandleStream(ctx, base, body, batchSize, modelpb.ProcessBatchFunc(
+	carried := false
+	err := r.decoder.HandleStream(ctx, &modelpb.APMEvent{Event: &modelpb.Event{}}, bufs.apmData, batchSize, modelpb.ProcessBatchFunc(
 		func(ctx context.Context, b *modelpb.Batch) error {
+			if !carried { // the first event is the metadata's carrier: the spans' resource
+				carried = true
+				metadata := carriedMetadata(b)
+				r.metadata.put(st.metadata, metadata)
+				r.appendSpans(st.spans, metadata, d)
+			}
 			d.events = append(d.events, *b...)
 			return r.converter.Append(ctx, b, d.out)
 		}), &stream)
@@ -149,6 +165,15 @@ func (r *intakeReceiver) decode(ctx context.Context, body io.Reader, res *result
 			"intake request cut short", zap.Int("status", status), zap.String("error", msg))
 	}
 	return d
+}
+
+// appendSpans converts the spans spanjson decoded, once the request's metadata is known.
+func (r *intakeReceiver) appendSpans(spans []*modelpb.APMEvent, metadata *modelpb.APMEvent, d *decoded) {
+	for _, e := range spans {
+		spanjson.Attach(e, metadata)
+	}
+	d.events = append(d.events, spans...)
+	r.converter.AppendSpans(spans, d.out)
 }
 
 // streamError is the reply to an error that ended the stream.

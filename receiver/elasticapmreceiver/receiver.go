@@ -39,6 +39,7 @@ type intakeReceiver struct {
 	converter *convert.Converter
 	slots     chan struct{} // max_concurrent_requests: one token per request being decoded
 	buffers   *bufferPool
+	metadata  *metadataCache
 	warnings  *warnonce.Warner
 	info      map[string]any // the GET / body
 
@@ -68,6 +69,7 @@ func newReceiver(cfg *Config, set receiver.Settings) (*intakeReceiver, error) {
 		converter: convert.NewConverter(set.Logger),
 		slots:     make(chan struct{}, cfg.MaxConcurrentRequests),
 		buffers:   newBufferPool(cfg.MaxEventSize),
+		metadata:  newMetadataCache(),
 		warnings:  warnonce.New(set.Logger),
 		info:      serverInfo(cfg.ServerVersion, set.BuildInfo),
 	}, nil

@@ -103,19 +103,36 @@ func (c *Converter) Append(ctx context.Context, batch *modelpb.Batch, out *Outpu
 	return nil
 }
 
+// AppendSpans converts transaction and span events that share one resource, the first's (the
+// events of one request's metadata): the resource is looked up once, not per event.
+func (c *Converter) AppendSpans(events []*modelpb.APMEvent, out *Output) {
+	if len(events) == 0 {
+		return
+	}
+	spans := out.resources.spansOf(out.Traces, events[0])
+	spans.EnsureCapacity(spans.Len() + len(events))
+	for _, e := range events {
+		c.fillTraceEvent(spans.AppendEmpty(), e, out)
+	}
+}
+
+// fillTraceEvent fills s from a transaction or span event.
+func (c *Converter) fillTraceEvent(s ptrace.Span, e *modelpb.APMEvent, out *Output) {
+	c.fillSpan(s, e, e.GetTimestamp())
+	if e.Type() == modelpb.TransactionEventType {
+		fillTransaction(s, e)
+		out.Events[Transaction]++
+	} else {
+		fillSpanEvent(s, e)
+		out.Events[Span]++
+	}
+}
+
 func (c *Converter) appendEvent(e *modelpb.APMEvent, out *Output) error {
 	ts := e.GetTimestamp()
 	switch e.Type() {
-	case modelpb.TransactionEventType:
-		s := out.resources.spanUnder(out.Traces, e)
-		c.fillSpan(s, e, ts)
-		fillTransaction(s, e)
-		out.Events[Transaction]++
-	case modelpb.SpanEventType:
-		s := out.resources.spanUnder(out.Traces, e)
-		c.fillSpan(s, e, ts)
-		fillSpanEvent(s, e)
-		out.Events[Span]++
+	case modelpb.TransactionEventType, modelpb.SpanEventType:
+		c.fillTraceEvent(out.resources.spanUnder(out.Traces, e), e, out)
 	case modelpb.ErrorEventType:
 		r := newRecord(out.Logs, e)
 		c.fillRecord(r, e, ts)

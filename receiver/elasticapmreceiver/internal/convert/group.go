@@ -24,13 +24,19 @@ type resources struct {
 // spanUnder appends an empty span under the ResourceSpans whose resource is e's, made when the
 // request has none yet.
 func (r *resources) spanUnder(traces ptrace.Traces, e *modelpb.APMEvent) ptrace.Span {
+	return r.spansOf(traces, e).AppendEmpty()
+}
+
+// spansOf is the span list of the ResourceSpans whose resource is e's, made when the request has
+// none yet.
+func (r *resources) spansOf(traces ptrace.Traces, e *modelpb.APMEvent) ptrace.SpanSlice {
 	if r.last < len(r.keys) && r.keys[r.last].matches(e) {
-		return r.spans[r.last].ScopeSpans().At(0).Spans().AppendEmpty()
+		return r.spans[r.last].ScopeSpans().At(0).Spans()
 	}
 	for i := range r.keys {
 		if r.keys[i].matches(e) {
 			r.last = i
-			return r.spans[i].ScopeSpans().At(0).Spans().AppendEmpty()
+			return r.spans[i].ScopeSpans().At(0).Spans()
 		}
 	}
 	rs := traces.ResourceSpans().AppendEmpty()
@@ -38,7 +44,7 @@ func (r *resources) spanUnder(traces ptrace.Traces, e *modelpb.APMEvent) ptrace.
 	r.spans = append(r.spans, rs)
 	r.keys = append(r.keys, processKeyOf(e))
 	r.last = len(r.spans) - 1
-	return rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	return rs.ScopeSpans().AppendEmpty().Spans()
 }
 
 // processKey is what putResource reads of an event, copied: apm-data may reuse an event once its

@@ -26,6 +26,8 @@ const (
 
 // fillSpan sets what transactions and spans share.
 func (c *Converter) fillSpan(s ptrace.Span, e *modelpb.APMEvent, ts uint64) {
+	// Room for the labels and the fields a span mostly has, so the attributes grow once.
+	s.Attributes().EnsureCapacity(len(e.Labels) + len(e.NumericLabels) + 8)
 	c.setIDs(s, e)
 	s.SetStartTimestamp(pcommon.Timestamp(ts))
 	s.SetEndTimestamp(pcommon.Timestamp(ts + e.GetEvent().GetDuration()))

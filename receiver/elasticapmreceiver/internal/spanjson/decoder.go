@@ -1,0 +1,315 @@
+// Package spanjson decodes the intake's most frequent events, spans and transactions, from their
+// NDJSON lines straight into apm-data's event model, for a fraction of what apm-data's generic
+// decoding costs (docs/benchmarks.md). It takes an event only when it reads it exactly as
+// apm-data's v2 decoder would: the fields agents commonly send, with values apm-data accepts. Any
+// other line, or a field it does not know, it declines, and the caller hands that line to
+// apm-data. The fuzz test holds the two decoders equal on every line spanjson takes.
+package spanjson
+
+import (
+	"maps"
+	"time"
+	"unicode/utf8"
+
+	"github.com/elastic/apm-data/model/modelpb"
+)
+
+// maxKeyword is apm-data's limit, in characters, on the keyword fields it validates.
+const maxKeyword = 1024
+
+// maxTimestampMicros keeps a timestamp's nanoseconds within an int64, as apm-data computes them.
+const maxTimestampMicros = 9_000_000_000_000_000
+
+// Decoder decodes the span and transaction lines of one request. The strings of the events it
+// returns are views of its own copies of the lines, made in chunks of arenaChunk bytes: a string
+// costs no allocation of its own, and a chunk lives as long as any of its strings does.
+type Decoder struct {
+	arena []byte
+	tags  []tag // room for a line's tags, reused from line to line
+}
+
+const arenaChunk = 16 << 10
+
+// Decode reads line, an NDJSON line of the intake, as a span or transaction event. ok is false
+// when the line is not one Decode takes; the line then goes to apm-data. The event has the
+// event's own fields only: Attach gives it the request's metadata.
+func (d *Decoder) Decode(line []byte) (event *modelpb.APMEvent, ok bool) {
+	if cap(d.arena)-len(d.arena) < len(line) {
+		d.arena = make([]byte, 0, max(arenaChunk, len(line)))
+	}
+	start := len(d.arena)
+	d.arena = append(d.arena, line...)
+	if event, ok = d.decode(d.arena[start:]); !ok {
+		d.arena = d.arena[:start] // nothing refers to a declined line's copy
+	}
+	return event, ok
+}
+
+// decode reads a line that is one object whose only key names the event.
+func (d *Decoder) decode(line []byte) (event *modelpb.APMEvent, ok bool) {
+	s := scanner{b: line}
+	seen := false
+	ok = s.object(func(key []byte) bool {
+		if seen {
+			return false
+		}
+		seen = true
+		switch string(key) {
+		case "span":
+			sp := span{tags: d.tags[:0]}
+			taken := sp.read(&s) && sp.valid()
+			if taken {
+				event = sp.event()
+			}
+			d.tags = sp.tags[:0]
+			return taken
+		case "transaction":
+			tx := transaction{tags: d.tags[:0]}
+			taken := tx.read(&s) && tx.valid()
+			if taken {
+				event = tx.event()
+			}
+			d.tags = tx.tags[:0]
+			return taken
+		}
+		return false
+	})
+	if !ok || !seen || !s.atEnd() {
+		return nil, false
+	}
+	return event, true
+}
+
+// optStr is a string field: set says whether the line had it (null counts as absent).
+type optStr struct {
+	v   string
+	set bool
+}
+
+// tooLong reports whether any of the keyword fields is over apm-data's limit.
+func tooLong(fields ...optStr) bool {
+	for _, f := range fields {
+		if len(f.v) > maxKeyword && utf8.RuneCountInString(f.v) > maxKeyword {
+			return true
+		}
+	}
+	return false
+}
+
+// validOutcome is apm-data's rule for an outcome: absent, or one of three words ("" is stored as
+// it is, and declined here).
+func validOutcome(o optStr) bool {
+	switch o.v {
+	case "success", "failure", "unknown":
+		return true
+	}
+	return !o.set
+}
+
+// outcomeOf is the outcome the agent sent, else the one apm-data derives from the HTTP status:
+// a failure from failedFrom on (spans: 400, transactions: 500).
+func outcomeOf(sent optStr, status *uint32, failedFrom uint32) string {
+	switch {
+	case sent.set:
+		return sent.v
+	case status != nil && *status >= failedFrom:
+		return "failure"
+	case status != nil:
+		return "success"
+	}
+	return "unknown"
+}
+
+// representativeCount is how many events one sampled at rate stands for, as apm-data counts it.
+func representativeCount(rate float64) float64 {
+	if rate > 0 {
+		return 1 / rate
+	}
+	return 0
+}
+
+// tag is one of an event's labels: a string, a bool (stored as its text) or a number.
+type tag struct {
+	key     string
+	str     string
+	num     float64
+	numeric bool
+}
+
+// readTags reads an event's labels (context.tags). A key given twice is declined (apm-data keeps
+// the last).
+func readTags(s *scanner, dst *[]tag) bool {
+	if s.null() {
+		return true
+	}
+	return s.object(func(key []byte) bool {
+		for _, t := range *dst {
+			if t.key == view(key) {
+				return false
+			}
+		}
+		if s.null() {
+			return true // apm-data takes a null label and drops it
+		}
+		t := tag{key: view(key)}
+		switch s.peek() {
+		case '"':
+			v, ok := s.str()
+			if !ok || utf8.RuneCountInString(v) > maxKeyword {
+				return false
+			}
+			t.str = v
+		case 't', 'f':
+			v, ok := s.boolean()
+			if !ok {
+				return false
+			}
+			t.str = boolText(v)
+		default:
+			text, ok := s.number()
+			if !ok {
+				return false
+			}
+			if t.num, ok = parseFloat(text); !ok {
+				return false
+			}
+			t.numeric = true
+		}
+		*dst = append(*dst, t)
+		return true
+	})
+}
+
+// labelsOf is an event's tags as apm-data's label maps, their values allocated at once.
+func labelsOf(tags []tag) (modelpb.Labels, modelpb.NumericLabels) {
+	numbers := 0
+	for _, t := range tags {
+		if t.numeric {
+			numbers++
+		}
+	}
+	var labels modelpb.Labels
+	var numeric modelpb.NumericLabels
+	strValues := make([]modelpb.LabelValue, len(tags)-numbers)
+	numValues := make([]modelpb.NumericLabelValue, numbers)
+	if len(strValues) > 0 {
+		labels = make(modelpb.Labels, len(strValues))
+	}
+	if numbers > 0 {
+		numeric = make(modelpb.NumericLabels, numbers)
+	}
+	ns, ss := 0, 0
+	for _, t := range tags {
+		if t.numeric {
+			numValues[ns].Value = t.num
+			numeric[t.key] = &numValues[ns]
+			ns++
+		} else {
+			strValues[ss].Value = t.str
+			labels[t.key] = &strValues[ss]
+			ss++
+		}
+	}
+	return labels, numeric
+}
+
+func boolText(v bool) string {
+	if v {
+		return "true"
+	}
+	return "false"
+}
+
+func readStr(s *scanner, dst *optStr) bool {
+	if s.null() {
+		*dst = optStr{}
+		return true
+	}
+	v, ok := s.str()
+	*dst = optStr{v: v, set: ok}
+	return ok
+}
+
+func readDecimal(s *scanner, dst *float64, set *bool) bool {
+	if s.null() {
+		*dst, *set = 0, false
+		return true
+	}
+	*dst, *set = s.decimal()
+	return *set
+}
+
+func readBool(s *scanner, dst **bool) bool {
+	if s.null() {
+		*dst = nil
+		return true
+	}
+	v, ok := s.boolean()
+	*dst = &v
+	return ok
+}
+
+// readUint32 reads a count or code; values above 2^31 are declined (apm-data would wrap them).
+func readUint32(s *scanner, dst **uint32) bool {
+	if s.null() {
+		*dst = nil
+		return true
+	}
+	v, ok := s.uint(1 << 31)
+	u := uint32(v)
+	*dst = &u
+	return ok
+}
+
+func readUint64(s *scanner, dst **uint64) bool {
+	if s.null() {
+		*dst = nil
+		return true
+	}
+	v, ok := s.uint(1 << 62)
+	*dst = &v
+	return ok
+}
+
+// durationNanos is apm-data's conversion of a duration in milliseconds.
+func durationNanos(ms float64) uint64 { return uint64(ms * float64(time.Millisecond)) }
+
+// Attach gives an event what apm-data copies into every event from the request's metadata: the
+// resource's messages (shared with base, which is not changed) and the global labels, which the
+// event's own labels override.
+func Attach(e, base *modelpb.APMEvent) {
+	if e.Service != nil { // a span's service target
+		svc := base.GetService().CloneVT()
+		if svc == nil {
+			svc = &modelpb.Service{}
+		}
+		svc.Target = e.Service.Target
+		e.Service = svc
+	} else {
+		e.Service = base.Service
+	}
+	e.Agent, e.Cloud, e.Container, e.Host = base.Agent, base.Cloud, base.Container, base.Host
+	e.Kubernetes, e.Network, e.Process, e.User = base.Kubernetes, base.Network, base.Process, base.User
+	e.Faas, e.Device, e.Observer, e.DataStream, e.System = base.Faas, base.Device, base.Observer, base.DataStream, base.System
+	e.Labels = mergeLabels(base.Labels, e.Labels)
+	e.NumericLabels = mergeLabels(base.NumericLabels, e.NumericLabels)
+}
+
+// mergeLabels is base's labels overridden by own's; base's map is not changed.
+func mergeLabels[V any](base, own map[string]V) map[string]V {
+	if len(base) == 0 {
+		return own
+	}
+	if len(own) == 0 {
+		return base
+	}
+	merged := make(map[string]V, len(base)+len(own))
+	maps.Copy(merged, base)
+	maps.Copy(merged, own)
+	return merged
+}
+
+// MetadataCarrier is a transaction line of nothing but apm-data's required fields. Put after a
+// request's metadata line, in a stream apm-data decodes, it comes back as an event holding that
+// metadata: the base Attach needs. It is not an event of the request.
+var MetadataCarrier = []byte(`{"transaction":{"id":"00","trace_id":"00","type":"carrier","duration":0,"span_count":{"started":0}}}` + "\n")
