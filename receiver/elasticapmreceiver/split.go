@@ -62,6 +62,8 @@ func split(body *bufio.Reader, held *bytes.Buffer) splitStream {
 			held.WriteByte('\n')
 			st.metadata = held.Bytes()[:len(metadata)]
 			held.Write(spanjson.MetadataCarrier)
+		case len(line) == 0 || len(line) == 1 && line[0] == '\n':
+			// nothing, or an empty line, which apm-data skips
 		default:
 			if e, ok := lines.Decode(line); ok {
 				st.spans = append(st.spans, e)
