@@ -45,6 +45,10 @@ func FuzzDecode(f *testing.F) {
 	for _, traces := range []int{1, 3} {
 		f.Add(tracegenBody(f, traces))
 	}
+	// Global labels, one of which a span's own label overrides: that span has a resource of its own.
+	f.Add([]byte(`{"metadata":{"service":{"name":"svc","agent":{"name":"go","version":"1"}},"labels":{"team":"a","tier":2}}}` + "\n" +
+		`{"span":{"id":"0000000000000001","trace_id":"0123456789abcdef0123456789abcdef","parent_id":"0000000000000002","name":"s","type":"db","timestamp":1,"duration":1,"context":{"tags":{"team":"b"}}}}` + "\n" +
+		`{"span":{"id":"0000000000000003","trace_id":"0123456789abcdef0123456789abcdef","parent_id":"0000000000000002","name":"s","type":"db","timestamp":1,"duration":1,"context":{"tags":{"other":"c"}}}}` + "\n"))
 	cfg := createDefaultConfig().(*Config)
 	cfg.MaxEventSize = 64 << 10
 	r, err := newReceiver(cfg, metadatatest.NewSettings(componenttest.NewTelemetry()))

@@ -139,7 +139,9 @@ func (r *intakeReceiver) decode(ctx context.Context, body *bufio.Reader, bufs *r
 	st := split(body, &bufs.held)
 	if st.onlyMetadata {
 		if metadata, ok := r.metadata.get(st.metadata); ok {
-			r.appendSpans(st.spans, metadata, d)
+			if err := r.appendSpans(ctx, st.spans, metadata, d); err != nil {
+				res.add(http.StatusInternalServerError, err.Error(), "")
+			}
 			return d
 		}
 	}
@@ -152,7 +154,9 @@ func (r *intakeReceiver) decode(ctx context.Context, body *bufio.Reader, bufs *r
 				carried = true
 				metadata := carriedMetadata(b)
 				r.metadata.put(st.metadata, metadata)
-				r.appendSpans(st.spans, metadata, d)
+				if err := r.appendSpans(ctx, st.spans, metadata, d); err != nil {
+					return err
+				}
 			}
 			d.events = append(d.events, *b...)
 			return r.converter.Append(ctx, b, d.out)
@@ -167,13 +171,21 @@ func (r *intakeReceiver) decode(ctx context.Context, body *bufio.Reader, bufs *r
 	return d
 }
 
-// appendSpans converts the spans spanjson decoded, once the request's metadata is known.
-func (r *intakeReceiver) appendSpans(spans []*modelpb.APMEvent, metadata *modelpb.APMEvent, d *decoded) {
-	for _, e := range spans {
-		spanjson.Attach(e, metadata)
+// appendSpans converts the events spanjson decoded, once the request's metadata is known. Those
+// whose resource is the metadata's (all but those overriding a global label) share it.
+func (r *intakeReceiver) appendSpans(ctx context.Context, events []*modelpb.APMEvent, metadata *modelpb.APMEvent, d *decoded) error {
+	shared := events[:0:0]
+	var own modelpb.Batch
+	for _, e := range events {
+		if spanjson.Attach(e, metadata) {
+			shared = append(shared, e)
+		} else {
+			own = append(own, e)
+		}
 	}
-	d.events = append(d.events, spans...)
-	r.converter.AppendSpans(spans, d.out)
+	d.events = append(d.events, events...)
+	r.converter.AppendSpans(shared, d.out)
+	return r.converter.Append(ctx, &own, d.out)
 }
 
 // streamError is the reply to an error that ended the stream.

@@ -21,21 +21,27 @@ const maxKeyword = 1024
 const maxTimestampMicros = 9_000_000_000_000_000
 
 // Decoder decodes the span and transaction lines of one request. The strings of the events it
-// returns are views of its own copies of the lines, made in chunks of arenaChunk bytes: a string
-// costs no allocation of its own, and a chunk lives as long as any of its strings does.
+// returns are views of its own copies of the lines: a string costs no allocation of its own, and
+// a copy lives as long as any of its strings does. The copies are made in chunks that double
+// from firstChunk to lastChunk, so that a request's chunks are never much larger than its lines.
 type Decoder struct {
 	arena []byte
+	chunk int
 	tags  []tag // room for a line's tags, reused from line to line
 }
 
-const arenaChunk = 16 << 10
+const (
+	firstChunk = 2 << 10
+	lastChunk  = 64 << 10
+)
 
 // Decode reads line, an NDJSON line of the intake, as a span or transaction event. ok is false
 // when the line is not one Decode takes; the line then goes to apm-data. The event has the
 // event's own fields only: Attach gives it the request's metadata.
 func (d *Decoder) Decode(line []byte) (event *modelpb.APMEvent, ok bool) {
 	if cap(d.arena)-len(d.arena) < len(line) {
-		d.arena = make([]byte, 0, max(arenaChunk, len(line)))
+		d.chunk = min(max(2*d.chunk, firstChunk), lastChunk)
+		d.arena = make([]byte, 0, max(d.chunk, len(line)))
 	}
 	start := len(d.arena)
 	d.arena = append(d.arena, line...)
@@ -276,8 +282,10 @@ func durationNanos(ms float64) uint64 { return uint64(ms * float64(time.Millisec
 
 // Attach gives an event what apm-data copies into every event from the request's metadata: the
 // resource's messages (shared with base, which is not changed) and the global labels, which the
-// event's own labels override.
-func Attach(e, base *modelpb.APMEvent) {
+// event's own labels override. It reports whether the event's resource is still base's: a
+// global label the event overrode is not on its resource.
+func Attach(e, base *modelpb.APMEvent) (sameResource bool) {
+	sameResource = !overrides(e, base)
 	if e.Service != nil { // a span's service target
 		svc := base.GetService().CloneVT()
 		if svc == nil {
@@ -293,6 +301,27 @@ func Attach(e, base *modelpb.APMEvent) {
 	e.Faas, e.Device, e.Observer, e.DataStream, e.System = base.Faas, base.Device, base.Observer, base.DataStream, base.System
 	e.Labels = mergeLabels(base.Labels, e.Labels)
 	e.NumericLabels = mergeLabels(base.NumericLabels, e.NumericLabels)
+	return sameResource
+}
+
+// overrides reports whether one of e's own labels has the name of a global label of base.
+func overrides(e, base *modelpb.APMEvent) bool {
+	global := func(k string) bool {
+		_, s := base.Labels[k]
+		_, n := base.NumericLabels[k]
+		return s || n
+	}
+	for k := range e.Labels {
+		if global(k) {
+			return true
+		}
+	}
+	for k := range e.NumericLabels {
+		if global(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // mergeLabels is base's labels overridden by own's; base's map is not changed.
