@@ -2,6 +2,8 @@ package convert
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
@@ -130,9 +132,9 @@ func putLabels(m pcommon.Map, e *modelpb.APMEvent, global bool) {
 			continue
 		}
 		if len(v.Values) > 0 {
-			putStrings(m, "labels."+k, v.Values)
+			putStrings(m, labelKeys.of(k), v.Values)
 		} else {
-			putStr(m, "labels."+k, v.Value)
+			putStr(m, labelKeys.of(k), v.Value)
 		}
 	}
 	for k, v := range e.NumericLabels {
@@ -140,13 +142,43 @@ func putLabels(m pcommon.Map, e *modelpb.APMEvent, global bool) {
 			continue
 		}
 		if len(v.Values) > 0 {
-			s := m.PutEmptySlice("numeric_labels." + k)
+			s := m.PutEmptySlice(numericLabelKeys.of(k))
 			s.EnsureCapacity(len(v.Values))
 			for _, n := range v.Values {
 				s.AppendEmpty().SetDouble(n)
 			}
 		} else if v.Value != 0 {
-			m.PutDouble("numeric_labels."+k, v.Value)
+			m.PutDouble(numericLabelKeys.of(k), v.Value)
 		}
 	}
+}
+
+// prefixedKeys remembers a label's attribute name (its prefix and its name): agents send the
+// same few labels on every event, and building the name each time was an allocation per label.
+type prefixedKeys struct {
+	prefix string
+	keys   sync.Map // label name → attribute name
+	size   atomic.Int32
+}
+
+// maxPrefixedKeys bounds what is remembered; names past it are built each time.
+const maxPrefixedKeys = 4096
+
+var (
+	labelKeys        = &prefixedKeys{prefix: "labels."}
+	numericLabelKeys = &prefixedKeys{prefix: "numeric_labels."}
+)
+
+func (p *prefixedKeys) of(name string) string {
+	if key, ok := p.keys.Load(name); ok {
+		return key.(string)
+	}
+	key := p.prefix + name
+	if p.size.Load() < maxPrefixedKeys {
+		// A clone: name may be a view of a request's buffer, which the map must not keep.
+		if _, loaded := p.keys.LoadOrStore(strings.Clone(name), key); !loaded {
+			p.size.Add(1)
+		}
+	}
+	return key
 }

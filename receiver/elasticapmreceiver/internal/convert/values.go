@@ -132,10 +132,24 @@ func decodeID(dst []byte, s string) bool {
 	if s == "" {
 		return true
 	}
+	var buf [32]byte // an id's hex fits, decoded without an allocation
+	if len(s) > 2*len(buf) {
+		return decodeLongID(dst, s)
+	}
+	n, err := hex.Decode(buf[:], []byte(s))
+	if err != nil {
+		return false
+	}
+	copy(dst, buf[:n])
+	return n == len(dst)
+}
+
+// decodeLongID is decodeID for hex longer than any id: what fits is kept.
+func decodeLongID(dst []byte, s string) bool {
 	b, err := hex.DecodeString(s)
 	if err != nil {
 		return false
 	}
 	copy(dst, b)
-	return len(b) == len(dst)
+	return false
 }
