@@ -32,7 +32,7 @@ import (
 // request's answer and data are what apm-data alone makes of the body (spanjson takes its common
 // events).
 func FuzzDecode(f *testing.F) {
-	for _, dir := range []string{filepath.Join("internal", "convert", "testdata", "edot"), filepath.Join("testdata", "invalid")} {
+	for _, dir := range []string{filepath.Join("internal", "convert", "testdata", "edot"), filepath.Join("testdata", "invalid"), filepath.Join("testdata", "agents")} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.ndjson"))
 		require.NoError(f, err)
 		for _, name := range files {

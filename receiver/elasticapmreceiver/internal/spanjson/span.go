@@ -17,6 +17,7 @@ type span struct {
 	db                                   database
 	dest                                 destination
 	http                                 httpContext
+	targetType, targetName               optStr // context.service.target
 	tags                                 []tag
 }
 
@@ -90,10 +91,28 @@ func (sp *span) readContext(s *scanner) bool {
 			return sp.http.read(s)
 		case "tags":
 			return readTags(s, &sp.tags)
-		case "service", "message":
-			return s.null() // their contents are apm-data's to read
+		case "service":
+			return sp.readService(s)
+		case "message":
+			return s.empty() // its contents are apm-data's to read
 		}
 		return false
+	})
+}
+
+// readService reads the span's service context, of which only the target (the service called) is
+// taken.
+func (sp *span) readService(s *scanner) bool {
+	return readObject(s, func(key []byte) bool {
+		return string(key) == "target" && readObject(s, func(key []byte) bool {
+			switch string(key) {
+			case "type":
+				return readStr(s, &sp.targetType)
+			case "name":
+				return readStr(s, &sp.targetName)
+			}
+			return false
+		})
 	})
 }
 

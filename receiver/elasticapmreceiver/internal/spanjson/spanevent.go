@@ -53,9 +53,8 @@ func (sp *span) event() *modelpb.APMEvent {
 		}
 	}
 	sp.http.setOn(e)
-	if sp.dest.resource.set {
-		// The agent named no service target: it is derived from the destination resource.
-		e.Service = &modelpb.Service{Target: targetOf(sp.dest.resource.v)}
+	if target := sp.target(); target != nil {
+		e.Service = &modelpb.Service{Target: target}
 	}
 	if len(sp.tags) > 0 {
 		e.Labels, e.NumericLabels = labelsOf(sp.tags)
@@ -117,6 +116,20 @@ func (h *httpContext) setOn(e *modelpb.APMEvent) {
 	if h.url.set {
 		e.Url = &modelpb.URL{Original: h.url.v}
 	}
+}
+
+// target is the service the span called: the one the agent named with its type, else the one its
+// destination resource names, else the one the agent named without a type.
+func (sp *span) target() *modelpb.ServiceTarget {
+	switch {
+	case sp.targetType.set:
+		return &modelpb.ServiceTarget{Type: sp.targetType.v, Name: sp.targetName.v}
+	case sp.dest.resource.set:
+		return targetOf(sp.dest.resource.v)
+	case sp.targetName.set:
+		return &modelpb.ServiceTarget{Name: sp.targetName.v}
+	}
+	return nil
 }
 
 // serviceTargetOfResource is apm-data's reading of a destination resource as "type/name", or as
