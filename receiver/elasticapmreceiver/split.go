@@ -53,8 +53,11 @@ func split(body *bufio.Reader, held *bytes.Buffer) splitStream {
 			return st
 		}
 		switch {
-		case first && len(line) == 0:
-			st.forAPMData = held // an empty body, which apm-data accepts as no events
+		case first && errors.Is(err, io.EOF):
+			// An empty body (accepted as no events), or a stream that ends in its metadata line
+			// (refused): apm-data answers both.
+			held.Write(line)
+			st.forAPMData = held
 			return st
 		case first:
 			metadata := bytes.TrimSuffix(line, []byte("\n"))

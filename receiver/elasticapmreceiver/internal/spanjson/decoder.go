@@ -142,9 +142,12 @@ type tag struct {
 	numeric bool
 }
 
-// readTags reads an event's labels (context.tags). A key given twice is declined (apm-data keeps
-// the last).
+// readTags reads an event's labels (context.tags). A key given twice, or tags given twice, are
+// declined.
 func readTags(s *scanner, dst *[]tag) bool {
+	if len(*dst) > 0 {
+		return false
+	}
 	if s.null() {
 		return true
 	}
@@ -219,6 +222,9 @@ func labelsOf(tags []tag) (modelpb.Labels, modelpb.NumericLabels) {
 	return labels, numeric
 }
 
+// The read functions below take a value or null. null leaves the field as it was: apm-data's
+// nullable fields ignore it, so a key given twice with null last keeps the first value.
+
 func boolText(v bool) string {
 	if v {
 		return "true"
@@ -228,7 +234,6 @@ func boolText(v bool) string {
 
 func readStr(s *scanner, dst *optStr) bool {
 	if s.null() {
-		*dst = optStr{}
 		return true
 	}
 	v, ok := s.str()
@@ -238,7 +243,6 @@ func readStr(s *scanner, dst *optStr) bool {
 
 func readDecimal(s *scanner, dst *float64, set *bool) bool {
 	if s.null() {
-		*dst, *set = 0, false
 		return true
 	}
 	*dst, *set = s.decimal()
@@ -247,7 +251,6 @@ func readDecimal(s *scanner, dst *float64, set *bool) bool {
 
 func readBool(s *scanner, dst **bool) bool {
 	if s.null() {
-		*dst = nil
 		return true
 	}
 	v, ok := s.boolean()
@@ -258,7 +261,6 @@ func readBool(s *scanner, dst **bool) bool {
 // readUint32 reads a count or code; values above 2^31 are declined (apm-data would wrap them).
 func readUint32(s *scanner, dst **uint32) bool {
 	if s.null() {
-		*dst = nil
 		return true
 	}
 	v, ok := s.uint(1 << 31)
@@ -269,7 +271,6 @@ func readUint32(s *scanner, dst **uint32) bool {
 
 func readUint64(s *scanner, dst **uint64) bool {
 	if s.null() {
-		*dst = nil
 		return true
 	}
 	v, ok := s.uint(1 << 62)

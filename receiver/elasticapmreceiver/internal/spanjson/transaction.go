@@ -173,7 +173,6 @@ func (r *request) readPort(s *scanner) bool {
 	ok := false
 	switch s.peek() {
 	case 'n':
-		r.port = nil
 		return s.null()
 	case '"':
 		var text string
@@ -226,13 +225,12 @@ func readObject(s *scanner, member func(key []byte) bool) bool {
 }
 
 // read reads headers: each a string or a list of strings. Two names with one canonical form, and
-// the headers apm-data takes a client address from, are declined.
+// the headers apm-data takes a client address from, are declined; null leaves them as they were.
 func (h *headers) read(s *scanner) bool {
 	if s.null() {
-		*h = headers{}
 		return true
 	}
-	h.set = true
+	*h = headers{set: true} // a second "headers" replaces the first, as in apm-data
 	return s.object(func(key []byte) bool {
 		name := http.CanonicalHeaderKey(view(key))
 		switch name {
