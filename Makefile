@@ -186,7 +186,7 @@ bench-apm_ARGS  = -sweep bench/configs/apm.yaml -protocols otlp-http,zipkin-json
 bench-apm_TITLE = Kibana APM path: its cost per span
 bench-apm_HELP  = CPU per span with the Kibana APM overlay against the same pipeline without it, and the stock build's rate (memory mode)
 
-bench-intake_ARGS  = -collectors tracegate -modes nobuffer,memory -protocols otlp-http,elasticapm,otlp-http,elasticapm
+bench-intake_ARGS  = -collectors tracegate -modes nobuffer,memory -protocols otlp-http,elasticapm,otlp-http,elasticapm,otlp-http,elasticapm
 bench-intake_TITLE = Elastic APM agents' intake against OTLP/HTTP
 bench-intake_HELP  = events per core through the elasticapm receiver against the same spans over OTLP/HTTP, alternated
 

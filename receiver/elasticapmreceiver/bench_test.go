@@ -37,28 +37,40 @@ func benchBody(b *testing.B, traces int) (body []byte, spans int) {
 	return buf.Bytes(), spans
 }
 
-// BenchmarkDecode: decoding and converting one stream (apm-data's decoder, EDOT's conversion),
-// per span.
+// BenchmarkDecode: decoding and converting one stream, per span: as the receiver does (spanjson
+// for the common events, apm-data for the rest), and with apm-data alone, in the same run.
 func BenchmarkDecode(b *testing.B) {
 	body, spans := benchBody(b, 10)
 	r, err := newReceiver(createDefaultConfig().(*Config), metadatatest.NewSettings(componenttest.NewTelemetry()))
 	require.NoError(b, err)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		res := newResult()
-		bufs := r.buffers.get()
-		in, err := r.readerOf(httptest.NewRecorder(), bytes.NewReader(body), bufs)
-		if err != nil {
-			b.Fatal(err)
+	b.Run("receiver", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			res := newResult()
+			bufs := r.buffers.get()
+			in, err := r.readerOf(httptest.NewRecorder(), bytes.NewReader(body), bufs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := r.decode(context.Background(), in, bufs, res)
+			r.buffers.put(bufs)
+			if d.out.Traces.SpanCount() != spans || res.status != http.StatusAccepted {
+				b.Fatalf("%d spans, status %d: %+v", d.out.Traces.SpanCount(), res.status, res.Errors)
+			}
 		}
-		d := r.decode(context.Background(), in, bufs, res)
-		r.buffers.put(bufs)
-		if d.out.Traces.SpanCount() != spans || res.status != http.StatusAccepted {
-			b.Fatalf("%d spans, status %d: %+v", d.out.Traces.SpanCount(), res.status, res.Errors)
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
+	})
+	b.Run("apm-data-alone", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if out, _ := decodeWithAPMDataAlone(b, r, body); out.Traces.SpanCount() != spans {
+				b.Fatalf("%d spans", out.Traces.SpanCount())
+			}
 		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans), "ns/span")
+	})
 }
 
 // BenchmarkHandler: the whole request, from the body to the pipeline's sink, for a request of
