@@ -3,14 +3,10 @@ package elasticapmreceiver
 import (
 	"bytes"
 	"context"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
-	"time"
-
-	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -19,28 +15,10 @@ import (
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/metadatatest"
 )
 
-// benchBody is traces traces of ten spans in one stream; one is a request of the pipeline
-// benchmark's load.
-func benchBody(b *testing.B, traces int) (body []byte, spans int) {
-	b.Helper()
-	r := rand.New(rand.NewPCG(1, 2))
-	var buf bytes.Buffer
-	for i := range traces {
-		body, err := tracemodel.ElasticAPMEvents(tracemodel.NewTrace(r, "bench-svc", 10, time.Now()))
-		require.NoError(b, err)
-		if i > 0 { // one metadata line per stream
-			body = body[bytes.IndexByte(body, '\n')+1:]
-		}
-		buf.Write(body)
-		spans += 10
-	}
-	return buf.Bytes(), spans
-}
-
 // BenchmarkDecode: decoding and converting one stream, per span: as the receiver does (spanjson
 // for the common events, apm-data for the rest), and with apm-data alone, in the same run.
 func BenchmarkDecode(b *testing.B) {
-	body, spans := benchBody(b, 10)
+	body, spans := tracegenBody(b, 10), 100
 	r, err := newReceiver(createDefaultConfig().(*Config), metadatatest.NewSettings(componenttest.NewTelemetry()))
 	require.NoError(b, err)
 	b.Run("receiver", func(b *testing.B) {
@@ -82,7 +60,7 @@ func BenchmarkHandler(b *testing.B) {
 }
 
 func benchmarkHandler(b *testing.B, traces int) {
-	body, spans := benchBody(b, traces)
+	body, spans := tracegenBody(b, traces), 10*traces
 	r, err := newReceiver(createDefaultConfig().(*Config), metadatatest.NewSettings(componenttest.NewTelemetry()))
 	require.NoError(b, err)
 	r.next.Traces = consumertest.NewNop()
