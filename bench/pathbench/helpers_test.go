@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/tracegate/tracegate/internal/testbed/cpubench"
@@ -20,23 +19,6 @@ import (
 // is their child process (cpubench.StartFakeES); skipped otherwise.
 func TestFakeElasticsearchProcess(t *testing.T) { cpubench.ServeFakeES(t) }
 
-// countingConsumer counts the spans its next consumer accepted.
-type countingConsumer struct {
-	next consumer.Traces
-	*cpubench.Counter[ptrace.Traces]
-}
-
-func newCountingConsumer(next consumer.Traces) *countingConsumer {
-	spans := func(td ptrace.Traces) int64 { return int64(td.SpanCount()) }
-	return &countingConsumer{next: next, Counter: cpubench.NewCounter(spans, next.ConsumeTraces)}
-}
-
-func (c *countingConsumer) Capabilities() consumer.Capabilities { return c.next.Capabilities() }
-
-func (c *countingConsumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	return c.Consume(ctx, td)
-}
-
 // produceItems sends n requests from pool through consume from cpubench.Producers goroutines,
 // retrying a refusal of a full buffer the way a client retries a 429.
 func produceItems[T any](b *testing.B, consume func(context.Context, T) error, pool []T, n int) {
@@ -47,8 +29,8 @@ func produceItems[T any](b *testing.B, consume func(context.Context, T) error, p
 // bufferedExporter is the buffer in memory mode in front of the contrib exporter (counted,
 // sending_queue disabled) into the fake Elasticsearch at url, with or without document ids; both
 // are shut down with the benchmark.
-func bufferedExporter(b *testing.B, url string, ids bool) (consumer.Traces, *countingConsumer) {
-	exp := newCountingConsumer(esexportertest.NewExporter(b, url, map[string]any{
+func bufferedExporter(b *testing.B, url string, ids bool) (consumer.Traces, *cpubench.TracesCounter) {
+	exp := cpubench.NewTracesCounter(esexportertest.NewExporter(b, url, map[string]any{
 		"sending_queue":     map[string]any{"enabled": false},
 		"traces_dynamic_id": map[string]any{"enabled": ids},
 	}))

@@ -41,7 +41,7 @@ func BenchmarkIntakeShapeCPU(b *testing.B) {
 // and the OTLP requests of 10 spans a benchmark sends through it.
 type tracePath struct {
 	in   consumer.Traces
-	out  *countingConsumer
+	out  *cpubench.TracesCounter
 	reqs [][]byte
 }
 

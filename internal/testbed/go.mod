@@ -14,6 +14,7 @@ require (
 	go.opentelemetry.io/collector/component v1.54.0
 	go.opentelemetry.io/collector/component/componenttest v0.148.0
 	go.opentelemetry.io/collector/confmap v1.54.0
+	go.opentelemetry.io/collector/consumer v1.54.0
 	go.opentelemetry.io/collector/exporter v1.54.0
 	go.opentelemetry.io/collector/pdata v1.54.0
 	go.opentelemetry.io/otel v1.42.0
@@ -83,7 +84,6 @@ require (
 	go.opentelemetry.io/collector/config/configretry v1.54.0 // indirect
 	go.opentelemetry.io/collector/config/configtls v1.54.0 // indirect
 	go.opentelemetry.io/collector/confmap/xconfmap v0.148.0 // indirect
-	go.opentelemetry.io/collector/consumer v1.54.0 // indirect
 	go.opentelemetry.io/collector/consumer/consumererror v0.148.0 // indirect
 	go.opentelemetry.io/collector/consumer/consumererror/xconsumererror v0.148.0 // indirect
 	go.opentelemetry.io/collector/consumer/xconsumer v0.148.0 // indirect

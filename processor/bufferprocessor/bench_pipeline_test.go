@@ -25,24 +25,6 @@ func newBenchESExporter(b *testing.B, url string) exporter.Traces {
 	return esexportertest.NewExporter(b, url, map[string]any{"sending_queue": map[string]any{"enabled": false}})
 }
 
-// countingConsumer counts the spans its next consumer accepted.
-type countingConsumer struct {
-	next consumer.Traces
-	*cpubench.Counter[ptrace.Traces]
-}
-
-func newCountingConsumer(next consumer.Traces) *countingConsumer {
-	return &countingConsumer{next: next, Counter: cpubench.NewCounter(tracesSignal{}.items, next.ConsumeTraces)}
-}
-
-func (c *countingConsumer) waitSpans(want int64) { c.Wait(want) }
-
-func (c *countingConsumer) Capabilities() consumer.Capabilities { return c.next.Capabilities() }
-
-func (c *countingConsumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	return c.Consume(ctx, td)
-}
-
 // produceItems sends n batches from pool through consume from cpubench.Producers goroutines,
 // retrying a refusal of a full buffer the way a client retries a 429.
 func produceItems[T any](b *testing.B, consume func(context.Context, T) error, pool []T, n int) {
@@ -67,8 +49,8 @@ func BenchmarkPipelineCPU(b *testing.B) {
 		perBatch = 100
 	)
 	url := cpubench.StartFakeES(b)
-	alone := newCountingConsumer(newBenchESExporter(b, url))
-	behind := newCountingConsumer(newBenchESExporter(b, url))
+	alone := cpubench.NewTracesCounter(newBenchESExporter(b, url))
+	behind := cpubench.NewTracesCounter(newBenchESExporter(b, url))
 	cfg := memCfg()
 	cfg.Threads, cfg.QueueSize = cpubench.Producers, 10_000
 	h := startB(b, cfg, behind)
@@ -81,7 +63,7 @@ func BenchmarkPipelineCPU(b *testing.B) {
 	// Warm both paths (connections, pools) before measuring.
 	produce(b, alone, pool, 64)
 	produce(b, h.p, pool, 64)
-	behind.waitSpans(64 * perBatch)
+	behind.Wait(64 * perBatch)
 
 	var cpuAlone, cpuBuffer, wallAlone, wallBuffer time.Duration
 	var spansAlone, spansBuffer int64
@@ -98,7 +80,7 @@ func BenchmarkPipelineCPU(b *testing.B) {
 		want := behind.Count() + int64(n*perBatch)
 		c0, t0 = cpubench.ProcessCPU(b), time.Now()
 		produce(b, h.p, pool, n)
-		behind.waitSpans(want)
+		behind.Wait(want)
 		cpuBuffer += cpubench.ProcessCPU(b) - c0
 		wallBuffer += time.Since(t0)
 		spansBuffer += int64(n * perBatch)
@@ -120,14 +102,14 @@ type sinkCount struct {
 	next        consumer.Traces // optional, called after delay
 	inFlight    atomic.Int64
 	maxInFlight atomic.Int64
-	counter     *countingConsumer
+	counter     *cpubench.TracesCounter
 }
 
 func newSinkCount() *sinkCount { return newSinkCountTo(0, nil) }
 
 func newSinkCountTo(delay time.Duration, next consumer.Traces) *sinkCount {
 	s := &sinkCount{delay: delay, next: next}
-	s.counter = newCountingConsumer(consumerFunc(s.consume))
+	s.counter = cpubench.NewTracesCounter(consumerFunc(s.consume))
 	return s
 }
 
@@ -158,4 +140,4 @@ func (s *sinkCount) consume(ctx context.Context, td ptrace.Traces) error {
 
 func (s *sinkCount) spans() int64 { return s.counter.Count() }
 
-func (s *sinkCount) waitSpans(want int64) { s.counter.waitSpans(want) }
+func (s *sinkCount) waitSpans(want int64) { s.counter.Wait(want) }

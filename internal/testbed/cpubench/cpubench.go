@@ -16,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // Producers is how many goroutines Produce sends from (the benchmarks give the buffer as many
@@ -139,4 +142,25 @@ func (c *Counter[T]) Wait(want int64) {
 		c.cond.Wait()
 	}
 	c.mu.Unlock()
+}
+
+// TracesCounter is a traces consumer that counts the spans its next consumer accepted: the last
+// stage of a benchmark's pipeline, which Wait tells when every span went through.
+type TracesCounter struct {
+	next consumer.Traces
+	*Counter[ptrace.Traces]
+}
+
+// NewTracesCounter counts the spans next accepts.
+func NewTracesCounter(next consumer.Traces) *TracesCounter {
+	spans := func(td ptrace.Traces) int64 { return int64(td.SpanCount()) }
+	return &TracesCounter{next: next, Counter: NewCounter(spans, next.ConsumeTraces)}
+}
+
+// Capabilities are next's.
+func (c *TracesCounter) Capabilities() consumer.Capabilities { return c.next.Capabilities() }
+
+// ConsumeTraces hands td to next and counts its spans if next accepted them.
+func (c *TracesCounter) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	return c.Consume(ctx, td)
 }
