@@ -342,3 +342,29 @@ func TestRequestsAreCounted(t *testing.T) {
 	}
 	assert.Equal(t, int64(3), accepted)
 }
+
+// TestRouteWithoutPipeline: a route of a signal no pipeline takes answers 404 with the reason, and
+// the request is counted under its route.
+func TestRouteWithoutPipeline(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	url := startReceiver(t, createDefaultConfig().(*Config), sinks{metrics: new(consumertest.MetricsSink)}, set)
+	for _, tc := range []struct{ path, signal string }{
+		{"/api/v2/spans", "traces"}, {"/otel/v1/traces", "traces"}, {"/otel/v1/logs", "logs"}, {"/v0.4/traces", "traces"},
+	} {
+		status, _, body := post(t, url+tc.path, "application/json", []byte("{}"))
+		assert.Equal(t, http.StatusNotFound, status, tc.path)
+		assert.Contains(t, body, "no "+tc.signal+" pipeline", tc.path)
+	}
+	status, _, _ := post(t, url+"/otel/v1/metrics", "application/json", []byte("{}"))
+	assert.Equal(t, http.StatusOK, status)
+	point := func(path string, status int) metricdata.DataPoint[int64] {
+		return metricdata.DataPoint[int64]{Attributes: attribute.NewSet(attribute.String("path", path), attribute.Int("http.response.status_code", status)), Value: 1}
+	}
+	metadatatest.AssertEqualReceiverDatakitRequests(t, tel, []metricdata.DataPoint[int64]{
+		point("/api/v2/spans", 404), point("/otel/v1/traces", 404), point("/otel/v1/logs", 404), point("/", 404),
+		point("/otel/v1/metrics", 200),
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}

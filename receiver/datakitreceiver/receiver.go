@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/tracegate/tracegate/internal/httpserve"
@@ -99,25 +101,44 @@ func (r *datakitReceiver) stopIntake() {
 	}
 }
 
-// routes serves each route of a signal that has a pipeline; the rest (Datadog tracers' routes
-// and anything unknown) goes to the ddtrace intake, or gets 404 without a traces pipeline.
+// routes serves each route of a signal that has a pipeline; the Datadog tracers' routes and
+// anything unknown go to the ddtrace intake. A route of a signal no pipeline takes answers 404,
+// counted: the client is told, and the operator sees it.
 func (r *datakitReceiver) routes() http.Handler {
 	mux := http.NewServeMux()
 	p := r.cfg.Paths
+	traces := []string{p.Jaeger, p.ZipkinV1, p.ZipkinV2, p.OTLPPrefix + "/v1/traces"}
 	if r.next.Traces != nil {
 		mux.Handle(p.Jaeger, serveSignal(r, p.Jaeger, r.jaegerSignal()))
 		mux.Handle(p.ZipkinV1, serveSignal(r, p.ZipkinV1, r.zipkinSignal(zipkinV1Formats)))
 		mux.Handle(p.ZipkinV2, serveSignal(r, p.ZipkinV2, r.zipkinSignal(zipkinV2Formats)))
 		mux.Handle(p.OTLPPrefix+"/v1/traces", serveSignal(r, p.OTLPPrefix+"/v1/traces", r.otlpTracesSignal()))
 		mux.Handle("/", limitBody(r.intake.Handler(), r.cfg.DDTrace.MaxRequestBodySize))
+	} else {
+		for _, path := range append(traces, "/") { // "/": the Datadog tracers' routes
+			mux.Handle(path, noPipeline(r, path, "traces"))
+		}
 	}
 	if r.next.Metrics != nil {
 		mux.Handle(p.OTLPPrefix+"/v1/metrics", serveSignal(r, p.OTLPPrefix+"/v1/metrics", r.otlpMetricsSignal()))
+	} else {
+		mux.Handle(p.OTLPPrefix+"/v1/metrics", noPipeline(r, p.OTLPPrefix+"/v1/metrics", "metrics"))
 	}
 	if r.next.Logs != nil {
 		mux.Handle(p.OTLPPrefix+"/v1/logs", serveSignal(r, p.OTLPPrefix+"/v1/logs", r.otlpLogsSignal()))
+	} else {
+		mux.Handle(p.OTLPPrefix+"/v1/logs", noPipeline(r, p.OTLPPrefix+"/v1/logs", "logs"))
 	}
 	return mux
+}
+
+// noPipeline answers a route whose signal no pipeline takes: 404, counted under the route.
+func noPipeline(r *datakitReceiver, path, signal string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		http.Error(w, fmt.Sprintf("no %s pipeline takes the datakit receiver: %s is not served", signal, req.URL.Path), http.StatusNotFound)
+		r.telemetry.ReceiverDatakitRequests.Add(req.Context(), 1, metric.WithAttributes(
+			attribute.String("path", path), attribute.Int("http.response.status_code", http.StatusNotFound)))
+	})
 }
 
 // limitBody applies the ddtrace section's body limit to the Datadog routes (the server's own

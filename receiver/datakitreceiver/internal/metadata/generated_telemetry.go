@@ -60,7 +60,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	var err, errs error
 	builder.ReceiverDatakitRequests, err = builder.meter.Int64Counter(
 		"otelcol.receiver.datakit.requests",
-		metric.WithDescription("Requests to the Jaeger, Zipkin and OpenTelemetry routes by route and reply status - 2xx taken, 400 undecodable, 413 too large, 415 wrong media type, 429 refused by the pipeline or no slot free in time (the client may send again). [Alpha]"),
+		metric.WithDescription("Requests to the Jaeger, Zipkin and OpenTelemetry routes by route and reply status - 2xx taken, 400 undecodable, 413 too large, 404 a route of a signal no pipeline takes, 415 wrong media type, 429 refused by the pipeline or no slot free in time (the client may send again). [Alpha]"),
 		metric.WithUnit("{request}"),
 	)
 	errs = errors.Join(errs, err)

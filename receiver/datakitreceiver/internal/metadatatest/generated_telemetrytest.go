@@ -24,7 +24,7 @@ func NewSettings(tt *componenttest.Telemetry) receiver.Settings {
 func AssertEqualReceiverDatakitRequests(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol.receiver.datakit.requests",
-		Description: "Requests to the Jaeger, Zipkin and OpenTelemetry routes by route and reply status - 2xx taken, 400 undecodable, 413 too large, 415 wrong media type, 429 refused by the pipeline or no slot free in time (the client may send again). [Alpha]",
+		Description: "Requests to the Jaeger, Zipkin and OpenTelemetry routes by route and reply status - 2xx taken, 400 undecodable, 413 too large, 404 a route of a signal no pipeline takes, 415 wrong media type, 429 refused by the pipeline or no slot free in time (the client may send again). [Alpha]",
 		Unit:        "{request}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
