@@ -150,9 +150,12 @@ func (r *intakeReceiver) decode(ctx context.Context, body *bufio.Reader, bufs *r
 	carried := false
 	err := r.decoder.HandleStream(ctx, &modelpb.APMEvent{Event: &modelpb.Event{}}, bufs.apmData, batchSize, modelpb.ProcessBatchFunc(
 		func(ctx context.Context, b *modelpb.Batch) error {
-			if !carried { // the first event is the metadata's carrier: the spans' resource
+			if !carried && st.metadata != nil { // the first event is the metadata's carrier: the spans' resource
 				carried = true
-				metadata := carriedMetadata(b)
+				metadata, err := carriedMetadata(b)
+				if err != nil {
+					return err
+				}
 				r.metadata.put(st.metadata, metadata)
 				if err := r.appendSpans(ctx, st.spans, metadata, d); err != nil {
 					return err

@@ -10,9 +10,13 @@ import (
 	"github.com/elastic/apm-data/model/modelpb"
 )
 
-// maxCachedMetadata bounds the cache: about one entry per agent process sending to this
-// collector, a few KiB each.
-const maxCachedMetadata = 1024
+// maxCachedMetadata and maxCachedLine bound the cache (16 MiB of lines at most): about one entry
+// per agent process sending to this collector, a few KiB each. A longer line is decoded with
+// every request.
+const (
+	maxCachedMetadata = 1024
+	maxCachedLine     = 16 << 10
+)
 
 // metadataCache maps a metadata line, as sent, to the event apm-data decoded from it. The events
 // are shared by every request that sent the line and are never changed.
@@ -34,6 +38,9 @@ func (c *metadataCache) get(line []byte) (*modelpb.APMEvent, bool) {
 
 // put keeps e for line; when the cache is full, an arbitrary entry makes room.
 func (c *metadataCache) put(line []byte, e *modelpb.APMEvent) {
+	if len(line) > maxCachedLine {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.events) >= maxCachedMetadata {

@@ -38,6 +38,11 @@ type splitStream struct {
 // apm-data meets them as it would have.
 func split(body *bufio.Reader, held *bytes.Buffer) splitStream {
 	var st splitStream
+	if body.Size() < 2*len(spanjson.MetadataCarrier) {
+		// max_event_size too small for the carrier: apm-data reads the stream alone.
+		st.forAPMData = body
+		return st
+	}
 	var lines spanjson.Decoder
 	heldEvents := false
 	for first := true; ; first = false {
@@ -92,9 +97,12 @@ type errorReader struct{ err error }
 func (r errorReader) Read([]byte) (int, error) { return 0, r.err }
 
 // carriedMetadata takes the carrier out of apm-data's first batch: the event holding the
-// request's metadata.
-func carriedMetadata(b *modelpb.Batch) *modelpb.APMEvent {
+// request's metadata. The carrier is always the first event after a valid metadata line.
+func carriedMetadata(b *modelpb.Batch) (*modelpb.APMEvent, error) {
 	base := (*b)[0]
+	if base.GetTransaction().GetType() != "carrier" {
+		return nil, errors.New("the metadata carrier is missing from the decoded stream")
+	}
 	*b = (*b)[1:]
-	return base
+	return base, nil
 }

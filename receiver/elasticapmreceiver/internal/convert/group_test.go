@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/elastic/apm-data/input/elasticapm"
@@ -82,4 +83,15 @@ func decodedEvents(t *testing.T) []*modelpb.APMEvent {
 	}
 	require.Greater(t, len(out), 40)
 	return out
+}
+
+// TestPrefixedKeysRemembersShortNames: label attribute names are right either way, and only short
+// names are remembered.
+func TestPrefixedKeysRemembersShortNames(t *testing.T) {
+	p := &prefixedKeys{prefix: "labels."}
+	long := strings.Repeat("n", maxRememberedName+1)
+	assert.Equal(t, "labels.team", p.of("team"))
+	assert.Equal(t, "labels."+long, p.of(long))
+	assert.Equal(t, "labels.team", p.of("team"))
+	assert.Equal(t, int32(1), p.size.Load())
 }

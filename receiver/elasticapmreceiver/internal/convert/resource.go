@@ -161,8 +161,12 @@ type prefixedKeys struct {
 	size   atomic.Int32
 }
 
-// maxPrefixedKeys bounds what is remembered; names past it are built each time.
-const maxPrefixedKeys = 4096
+// maxPrefixedKeys and maxRememberedName bound what is remembered (label names are the agents'
+// to choose); other names are built each time.
+const (
+	maxPrefixedKeys   = 4096
+	maxRememberedName = 64
+)
 
 var (
 	labelKeys        = &prefixedKeys{prefix: "labels."}
@@ -174,7 +178,7 @@ func (p *prefixedKeys) of(name string) string {
 		return key.(string)
 	}
 	key := p.prefix + name
-	if p.size.Load() < maxPrefixedKeys {
+	if len(name) <= maxRememberedName && p.size.Load() < maxPrefixedKeys {
 		// A clone: name may be a view of a request's buffer, which the map must not keep.
 		if _, loaded := p.keys.LoadOrStore(strings.Clone(name), key); !loaded {
 			p.size.Add(1)

@@ -47,6 +47,9 @@ func (d *Decoder) Decode(line []byte) (event *modelpb.APMEvent, ok bool) {
 	d.arena = append(d.arena, line...)
 	if event, ok = d.decode(d.arena[start:]); !ok {
 		d.arena = d.arena[:start] // nothing refers to a declined line's copy
+		if cap(d.arena) > lastChunk {
+			d.arena = nil // a chunk made for a large declined line must not hold small spans' strings
+		}
 	}
 	return event, ok
 }
@@ -142,6 +145,10 @@ type tag struct {
 	numeric bool
 }
 
+// maxNames bounds the labels and headers of a line spanjson takes: the check for a name given
+// twice is a scan, and apm-data takes lines with more.
+const maxNames = 64
+
 // readTags reads an event's labels (context.tags). A key given twice, or tags given twice, are
 // declined.
 func readTags(s *scanner, dst *[]tag) bool {
@@ -152,6 +159,9 @@ func readTags(s *scanner, dst *[]tag) bool {
 		return true
 	}
 	return s.object(func(key []byte) bool {
+		if len(*dst) == maxNames {
+			return false
+		}
 		for _, t := range *dst {
 			if t.key == view(key) {
 				return false

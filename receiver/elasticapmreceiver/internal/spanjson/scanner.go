@@ -269,15 +269,19 @@ func parseFloat(text []byte) (float64, bool) {
 	return v, err == nil
 }
 
-// empty consumes null, {} or [], which apm-data reads as a field not set.
-func (s *scanner) empty() bool {
-	switch s.peek() {
-	case 'n':
+// emptyObject consumes null or {}: a struct or map field apm-data reads as not set. Anything else
+// (an array included, which apm-data refuses there) is declined.
+func (s *scanner) emptyObject() bool {
+	if s.peek() == 'n' {
 		return s.null()
-	case '{':
-		return s.eat('{') && s.eat('}')
-	case '[':
-		return s.eat('[') && s.eat(']')
 	}
-	return false
+	return s.eat('{') && s.eat('}')
+}
+
+// emptyArray consumes null or []: a list field apm-data reads as empty.
+func (s *scanner) emptyArray() bool {
+	if s.peek() == 'n' {
+		return s.null()
+	}
+	return s.eat('[') && s.eat(']')
 }

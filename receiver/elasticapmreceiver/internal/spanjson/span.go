@@ -94,7 +94,7 @@ func (sp *span) readContext(s *scanner) bool {
 		case "service":
 			return sp.readService(s)
 		case "message":
-			return s.empty() // its contents are apm-data's to read
+			return s.emptyObject() // its contents are apm-data's to read
 		}
 		return false
 	})

@@ -3,6 +3,7 @@ package spanjson
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -135,12 +136,44 @@ func TestDecodeDeclines(t *testing.T) {
 		"a second key":               `{"span":{` + head + `,"timestamp":1},"x":1}`,
 		"cut short":                  `{"span":{` + head + `,"timestamp":1}`,
 		"a long name":                `{"span":{` + head[:len(head)-len(`"name":"n","type":"t","duration":1`)] + `"name":"` + string(bytes.Repeat([]byte("é"), 1025)) + `","type":"t","duration":1,"timestamp":1}}`,
+		"an error":                   `{"error":{"id":"a","timestamp":1,"log":{"message":"m"}}}`,
+		"a request without method":   `{"transaction":{"id":"a","trace_id":"b","type":"t","duration":1,"timestamp":1,"span_count":{"started":0},"context":{"request":{"url":{"raw":"/"}}}}}`,
+		"a forwarded client":         `{"transaction":{"id":"a","trace_id":"b","type":"t","duration":1,"timestamp":1,"span_count":{"started":0},"context":{"request":{"method":"GET","headers":{"x-forwarded-for":"10.0.0.1"}}}}}`,
+		"a header twice":             `{"transaction":{"id":"a","trace_id":"b","type":"t","duration":1,"timestamp":1,"span_count":{"started":0},"context":{"request":{"method":"GET","headers":{"accept":"a","Accept":"b"}}}}}`,
+		"a user":                     `{"transaction":{"id":"a","trace_id":"b","type":"t","duration":1,"timestamp":1,"span_count":{"started":0},"context":{"user":{"id":1}}}}`,
+		"links as an object":         `{"transaction":{"id":"a","trace_id":"b","type":"t","duration":1,"timestamp":1,"span_count":{"started":0},"links":{}}}`,
+		"a service as a list":        `{"transaction":{"id":"a","trace_id":"b","type":"t","duration":1,"timestamp":1,"span_count":{"started":0},"context":{"service":[]}}}`,
+		"custom as a list":           `{"transaction":{"id":"a","trace_id":"b","type":"t","duration":1,"timestamp":1,"span_count":{"started":0},"context":{"custom":[]}}}`,
+		"a message as a list":        `{"span":{` + head + `,"timestamp":1,"context":{"message":[]}}}`,
+		"a long port string":         `{"transaction":{"id":"a","trace_id":"b","type":"t","duration":1,"timestamp":1,"span_count":{"started":0},"context":{"request":{"method":"GET","url":{"port":"` + strings.Repeat("0", 1100) + `80"}}}}}`,
+		"65 labels":                  `{"span":{` + head + `,"timestamp":1,"context":{"tags":{` + manyTags(65) + `}}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, ok := new(Decoder).Decode([]byte(line))
 			assert.False(t, ok)
 		})
 	}
+}
+
+// manyTags is n numeric labels, as a JSON object's members.
+func manyTags(n int) string {
+	members := make([]string, n)
+	for i := range members {
+		members[i] = fmt.Sprintf(`"k%d":%d`, i, i)
+	}
+	return strings.Join(members, ",")
+}
+
+// TestDecodeDropsAChunkMadeForALargeDeclinedLine: the small spans after a large line spanjson
+// declined do not keep that line's copy alive.
+func TestDecodeDropsAChunkMadeForALargeDeclinedLine(t *testing.T) {
+	var d Decoder
+	large := `{"error":{"id":"a","timestamp":1,"log":{"message":"` + strings.Repeat("x", 2*lastChunk) + `"}}}`
+	_, ok := d.Decode([]byte(large))
+	require.False(t, ok)
+	_, ok = d.Decode([]byte(`{"span":{"id":"a","trace_id":"b","parent_id":"c","name":"n","type":"t","duration":1,"timestamp":1}}`))
+	require.True(t, ok)
+	assert.LessOrEqual(t, cap(d.arena), lastChunk)
 }
 
 // FuzzDecode holds Decode to apm-data: every line it takes, apm-data takes and reads the same.

@@ -78,7 +78,7 @@ func (tx *transaction) read(s *scanner) bool {
 		case "context":
 			return tx.readContext(s)
 		case "dropped_spans_stats", "links":
-			return s.empty()
+			return s.emptyArray()
 		}
 		return false
 	})
@@ -112,7 +112,7 @@ func (tx *transaction) readContext(s *scanner) bool {
 		case "tags":
 			return readTags(s, &tx.tags)
 		case "service", "message", "user", "custom", "cloud", "page":
-			return s.empty() // their contents are apm-data's to read
+			return s.emptyObject() // their contents are apm-data's to read
 		}
 		return false
 	})
@@ -137,7 +137,7 @@ func (r *request) read(s *scanner) bool {
 				return string(key) == "remote_address" && readStr(s, &r.remoteAddress)
 			})
 		case "cookies", "env":
-			return s.empty()
+			return s.emptyObject()
 		}
 		return false
 	})
@@ -176,7 +176,8 @@ func (r *request) readPort(s *scanner) bool {
 		return s.null()
 	case '"':
 		var text string
-		if text, ok = s.str(); ok && text != "" && strings.Trim(text, "0123456789") == "" {
+		// A string of digits; a long one (leading zeros) is left to apm-data's length rule.
+		if text, ok = s.str(); ok && text != "" && len(text) <= 10 && strings.Trim(text, "0123456789") == "" {
 			port, ok = parsePort(text)
 		} else {
 			ok = false
@@ -235,6 +236,9 @@ func (h *headers) read(s *scanner) bool {
 		name := http.CanonicalHeaderKey(view(key))
 		switch name {
 		case "Forwarded", "X-Real-Ip", "X-Forwarded-For":
+			return false
+		}
+		if len(h.list) == maxNames {
 			return false
 		}
 		for _, have := range h.list {

@@ -1,0 +1,56 @@
+package elasticapmreceiver
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/elastic/apm-data/model/modelpb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+
+	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/metadatatest"
+)
+
+// TestSmallMaxEventSize: with max_event_size too small for the metadata carrier, apm-data reads
+// the stream alone, and the answer is its own.
+func TestSmallMaxEventSize(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.MaxEventSize = 150
+	r, err := newReceiver(cfg, metadatatest.NewSettings(componenttest.NewTelemetry()))
+	require.NoError(t, err)
+	body := []byte(`{"metadata":{"service":{"name":"s","agent":{"name":"go","version":"1"}}}}` + "\n" +
+		`{"span":{"id":"01","trace_id":"02","parent_id":"03","name":"n","type":"db","timestamp":1,"duration":1}}` + "\n" +
+		`{"span":{"id":"01","trace_id":"02","parent_id":"03","name":"` + strings.Repeat("n", 200) + `","type":"db","timestamp":1,"duration":1}}` + "\n")
+	res := newResult()
+	bufs := r.buffers.get()
+	defer r.buffers.put(bufs)
+	in, err := r.readerOf(httptest.NewRecorder(), bytes.NewReader(body), bufs)
+	require.NoError(t, err)
+	d := r.decode(context.Background(), in, bufs, res)
+	requireSameAsAPMDataAlone(t, r, body, d, res)
+	assert.Equal(t, 1, d.out.Traces.SpanCount())
+	require.Len(t, res.Errors, 1)
+	assert.Equal(t, "event exceeded the permitted size", res.Errors[0].Message)
+}
+
+// TestMetadataCacheKeepsShortLines: a line over maxCachedLine is decoded with every request.
+func TestMetadataCacheKeepsShortLines(t *testing.T) {
+	c := newMetadataCache()
+	e := &modelpb.APMEvent{}
+	c.put([]byte("short"), e)
+	long := bytes.Repeat([]byte{' '}, maxCachedLine+1)
+	c.put(long, e)
+	got, ok := c.get([]byte("short"))
+	assert.True(t, ok)
+	assert.Same(t, e, got)
+	_, ok = c.get(long)
+	assert.False(t, ok)
+	for i := range maxCachedMetadata + 10 {
+		c.put([]byte(strings.Repeat("x", i)), e)
+	}
+	assert.Len(t, c.events, maxCachedMetadata)
+}
