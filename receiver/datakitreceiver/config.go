@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 
+	"github.com/tracegate/tracegate/internal/httpserve"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver"
 )
 
@@ -60,27 +61,12 @@ type Paths struct {
 
 var _ component.Config = (*Config)(nil)
 
-const (
-	maxBodyLimit       = 1 << 30
-	maxConcurrentLimit = 100_000
-	maxRefusalWait     = time.Minute
-)
-
 // Validate checks the limits, the paths, and the ddtrace section.
 func (cfg *Config) Validate() error {
-	var errs []error
-	if cfg.MaxRequestBodySize < 1 || cfg.MaxRequestBodySize > maxBodyLimit {
-		errs = append(errs, fmt.Errorf("max_request_body_size must be between 1 and %d bytes, got %d", maxBodyLimit, cfg.MaxRequestBodySize))
-	}
-	if cfg.MaxConcurrentRequests < 1 || cfg.MaxConcurrentRequests > maxConcurrentLimit {
-		errs = append(errs, fmt.Errorf("max_concurrent_requests must be between 1 and %d, got %d", maxConcurrentLimit, cfg.MaxConcurrentRequests))
-	}
-	if cfg.QueueTimeout < 0 {
-		errs = append(errs, fmt.Errorf("queue_timeout must not be negative, got %s", cfg.QueueTimeout))
-	}
-	if cfg.RefusalWait < 0 || cfg.RefusalWait > maxRefusalWait {
-		errs = append(errs, fmt.Errorf("refusal_wait must be between 0 and %s, got %s", maxRefusalWait, cfg.RefusalWait))
-	}
+	errs := httpserve.Limits{
+		MaxRequestBodySize: cfg.MaxRequestBodySize, MaxConcurrentRequests: cfg.MaxConcurrentRequests,
+		QueueTimeout: cfg.QueueTimeout, RefusalWait: cfg.RefusalWait,
+	}.Errors()
 	errs = append(errs, cfg.Paths.validate()...)
 	if cfg.DDTrace == nil {
 		errs = append(errs, errors.New("ddtrace: must not be empty"))

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 
+	"github.com/tracegate/tracegate/internal/httpserve"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/chunkfilter"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/obfuscation"
 	"github.com/tracegate/tracegate/receiver/ddtracereceiver/internal/ratesampler"
@@ -109,30 +110,19 @@ func (cfg *Config) statusOKWithoutError() bool {
 }
 
 const (
-	maxBodyLimit       = 1 << 30 // 1 GiB: above that a single request is a memory hazard
 	maxTraceIDCache    = 10_000_000
-	maxConcurrentLimit = 100_000
-	maxRefusalWait     = time.Minute
 	maxDecodeMemoryMiB = 1 << 20 // 1 TiB
 )
 
 // Validate checks every limit.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if cfg.MaxRequestBodySize < 1 || cfg.MaxRequestBodySize > maxBodyLimit {
-		errs = append(errs, fmt.Errorf("max_request_body_size must be between 1 and %d bytes, got %d", maxBodyLimit, cfg.MaxRequestBodySize))
-	}
-	if cfg.MaxConcurrentRequests < 1 || cfg.MaxConcurrentRequests > maxConcurrentLimit {
-		errs = append(errs, fmt.Errorf("max_concurrent_requests must be between 1 and %d, got %d", maxConcurrentLimit, cfg.MaxConcurrentRequests))
-	}
+	errs = append(errs, httpserve.Limits{
+		MaxRequestBodySize: cfg.MaxRequestBodySize, MaxConcurrentRequests: cfg.MaxConcurrentRequests,
+		QueueTimeout: cfg.QueueTimeout, RefusalWait: cfg.RefusalWait,
+	}.Errors()...)
 	if cfg.DecodeMemoryMiB < 1 || cfg.DecodeMemoryMiB > maxDecodeMemoryMiB {
 		errs = append(errs, fmt.Errorf("decode_memory_mib must be between 1 and %d, got %d", maxDecodeMemoryMiB, cfg.DecodeMemoryMiB))
-	}
-	if cfg.QueueTimeout < 0 {
-		errs = append(errs, fmt.Errorf("queue_timeout must not be negative, got %s", cfg.QueueTimeout))
-	}
-	if cfg.RefusalWait < 0 || cfg.RefusalWait > maxRefusalWait {
-		errs = append(errs, fmt.Errorf("refusal_wait must be between 0 and %s, got %s", maxRefusalWait, cfg.RefusalWait))
 	}
 	switch cfg.RefusalStatus {
 	case http.StatusOK, http.StatusTooManyRequests, http.StatusServiceUnavailable:

@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
+
+	"github.com/tracegate/tracegate/internal/httpserve"
 )
 
 // Config configures the elasticapm receiver.
@@ -46,32 +48,19 @@ type Config struct {
 
 var _ component.Config = (*Config)(nil)
 
-const (
-	maxBodyLimit       = 1 << 30 // 1 GiB: above that a single request is a memory hazard
-	maxEventLimit      = 64 << 20
-	maxConcurrentLimit = 100_000
-	maxRefusalWait     = time.Minute
-)
+const maxEventLimit = 64 << 20
 
 // Validate checks every limit.
 func (cfg *Config) Validate() error {
 	var errs []error
-	if cfg.MaxRequestBodySize < 1 || cfg.MaxRequestBodySize > maxBodyLimit {
-		errs = append(errs, fmt.Errorf("max_request_body_size must be between 1 and %d bytes, got %d", maxBodyLimit, cfg.MaxRequestBodySize))
-	}
+	errs = append(errs, httpserve.Limits{
+		MaxRequestBodySize: cfg.MaxRequestBodySize, MaxConcurrentRequests: cfg.MaxConcurrentRequests,
+		QueueTimeout: cfg.QueueTimeout, RefusalWait: cfg.RefusalWait,
+	}.Errors()...)
 	if cfg.MaxEventSize < 1 || cfg.MaxEventSize > maxEventLimit {
 		errs = append(errs, fmt.Errorf("max_event_size must be between 1 and %d bytes, got %d", maxEventLimit, cfg.MaxEventSize))
 	} else if int64(cfg.MaxEventSize) > cfg.MaxRequestBodySize && cfg.MaxRequestBodySize > 0 {
 		errs = append(errs, fmt.Errorf("max_event_size (%d) must not exceed max_request_body_size (%d)", cfg.MaxEventSize, cfg.MaxRequestBodySize))
-	}
-	if cfg.MaxConcurrentRequests < 1 || cfg.MaxConcurrentRequests > maxConcurrentLimit {
-		errs = append(errs, fmt.Errorf("max_concurrent_requests must be between 1 and %d, got %d", maxConcurrentLimit, cfg.MaxConcurrentRequests))
-	}
-	if cfg.QueueTimeout < 0 {
-		errs = append(errs, fmt.Errorf("queue_timeout must not be negative, got %s", cfg.QueueTimeout))
-	}
-	if cfg.RefusalWait < 0 || cfg.RefusalWait > maxRefusalWait {
-		errs = append(errs, fmt.Errorf("refusal_wait must be between 0 and %s, got %s", maxRefusalWait, cfg.RefusalWait))
 	}
 	if cfg.ServerVersion == "" {
 		errs = append(errs, errors.New("server_version must not be empty"))
