@@ -500,3 +500,22 @@ func TestUnauthorized(t *testing.T) {
 	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 	require.Equal(t, 1, logs.FilterMessageSnippet("secret token or API key").Len(), "logged once: %v", logs.All())
 }
+
+// TestDecodedEventsByDecoder: spanjson's events and apm-data's are counted apart: the common
+// transaction and span by spanjson, the span with a stack trace and the error by apm-data.
+func TestDecodedEventsByDecoder(t *testing.T) {
+	tr := startReceiver(t, nil, nil)
+	const ids = `"trace_id":"0123456789abcdef0123456789abcdef","parent_id":"0000000000000001","name":"q","type":"db","duration":1,"timestamp":1700000000000000`
+	body := metadataLine + transactionLine("0000000000000001") +
+		`{"span":{"id":"0000000000000002",` + ids + `}}` + "\n" +
+		`{"span":{"id":"0000000000000003",` + ids + `,"stacktrace":[{"filename":"a.js","lineno":1}]}}` + "\n" +
+		`{"error":{"id":"0123456789abcdef0123456789abcdef","timestamp":1700000000000000,"log":{"message":"boom"}}}` + "\n"
+	rep := tr.post(t, []byte(body), nil)
+	require.Equal(t, http.StatusAccepted, rep.status, rep.body)
+	decoded := func(decoder string, n int64) metricdata.DataPoint[int64] {
+		return metricdata.DataPoint[int64]{Value: n, Attributes: attribute.NewSet(attribute.String("decoder", decoder))}
+	}
+	metadatatest.AssertEqualReceiverElasticapmDecodedEvents(t, tr.tel, []metricdata.DataPoint[int64]{
+		decoded("spanjson", 2), decoded("apm-data", 2),
+	}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
+}

@@ -34,6 +34,8 @@ const batchSize = 10
 type decoded struct {
 	out    *convert.Output
 	events []*modelpb.APMEvent
+	// bySpanjson is how many of the events spanjson decoded (apm-data decoded the rest).
+	bySpanjson int
 }
 
 func (r *intakeReceiver) handleEvents(w http.ResponseWriter, req *http.Request) {
@@ -63,6 +65,7 @@ func (r *intakeReceiver) handleEvents(w http.ResponseWriter, req *http.Request) 
 		return
 	}
 	d := r.decode(ctx, body, bufs, res)
+	r.countDecoded(ctx, d)
 	r.consume(ctx, d, res)
 	res.write(w, req)
 }
@@ -187,6 +190,7 @@ func (r *intakeReceiver) appendSpans(ctx context.Context, events []*modelpb.APME
 		}
 	}
 	d.events = append(d.events, events...)
+	d.bySpanjson += len(events)
 	r.converter.AppendSpans(shared, d.out)
 	return r.converter.Append(ctx, &own, d.out)
 }

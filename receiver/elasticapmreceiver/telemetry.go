@@ -34,6 +34,22 @@ func (r *intakeReceiver) countEvent(ctx context.Context, eventType, outcome stri
 		attribute.String("event.type", eventType), attribute.String("outcome", outcome))))
 }
 
+// The decoder attribute's two values, built once.
+var (
+	bySpanjson = metric.WithAttributeSet(attribute.NewSet(attribute.String("decoder", "spanjson")))
+	byAPMData  = metric.WithAttributeSet(attribute.NewSet(attribute.String("decoder", "apm-data")))
+)
+
+// countDecoded counts a request's events by the decoder that read them.
+func (r *intakeReceiver) countDecoded(ctx context.Context, d *decoded) {
+	if d.bySpanjson > 0 {
+		r.telemetry.ReceiverElasticapmDecodedEvents.Add(ctx, int64(d.bySpanjson), bySpanjson)
+	}
+	if n := len(d.events) - d.bySpanjson; n > 0 {
+		r.telemetry.ReceiverElasticapmDecodedEvents.Add(ctx, int64(n), byAPMData)
+	}
+}
+
 func (r *intakeReceiver) countEvents(ctx context.Context, types []convert.EventType, events convert.Counts, outcome string) {
 	for _, t := range types {
 		if n := events[t]; n > 0 {

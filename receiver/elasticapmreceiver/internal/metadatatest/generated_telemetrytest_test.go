@@ -19,8 +19,12 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ReceiverElasticapmDecodedEvents.Add(context.Background(), 1)
 	tb.ReceiverElasticapmEvents.Add(context.Background(), 1)
 	tb.ReceiverElasticapmRequests.Add(context.Background(), 1)
+	AssertEqualReceiverElasticapmDecodedEvents(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverElasticapmEvents(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
