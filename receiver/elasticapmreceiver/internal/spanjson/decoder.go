@@ -7,6 +7,7 @@
 package spanjson
 
 import (
+	"bytes"
 	"maps"
 	"time"
 	"unicode/utf8"
@@ -23,7 +24,9 @@ const maxTimestampMicros = 9_000_000_000_000_000
 // Decoder decodes the span and transaction lines of one request. The strings of the events it
 // returns are views of its own copies of the lines: a string costs no allocation of its own, and
 // a copy lives as long as any of its strings does. The copies are made in chunks that double
-// from firstChunk to lastChunk, so that a request's chunks are never much larger than its lines.
+// from firstChunk to lastChunk, so that a request's chunks are never much larger than its lines;
+// a line larger than a chunk gets memory of its own, so that no chunk made for it holds other
+// lines' strings.
 type Decoder struct {
 	arena []byte
 	chunk int
@@ -39,6 +42,12 @@ const (
 // when the line is not one Decode takes; the line then goes to apm-data. The event has the
 // event's own fields only: Attach gives it the request's metadata.
 func (d *Decoder) Decode(line []byte) (event *modelpb.APMEvent, ok bool) {
+	if !namesSpanOrTransaction(line) {
+		return nil, false // errors, metricsets, logs: not copied
+	}
+	if len(line) > lastChunk {
+		return d.decode(bytes.Clone(line))
+	}
 	if cap(d.arena)-len(d.arena) < len(line) {
 		d.chunk = min(max(2*d.chunk, firstChunk), lastChunk)
 		d.arena = make([]byte, 0, max(d.chunk, len(line)))
@@ -47,11 +56,18 @@ func (d *Decoder) Decode(line []byte) (event *modelpb.APMEvent, ok bool) {
 	d.arena = append(d.arena, line...)
 	if event, ok = d.decode(d.arena[start:]); !ok {
 		d.arena = d.arena[:start] // nothing refers to a declined line's copy
-		if cap(d.arena) > lastChunk {
-			d.arena = nil // a chunk made for a large declined line must not hold small spans' strings
-		}
 	}
 	return event, ok
+}
+
+// namesSpanOrTransaction reports whether line's first key is one Decode reads.
+func namesSpanOrTransaction(line []byte) bool {
+	s := scanner{b: line}
+	if !s.eat('{') {
+		return false
+	}
+	key, ok := s.key()
+	return ok && (string(key) == "span" || string(key) == "transaction")
 }
 
 // decode reads a line that is one object whose only key names the event.

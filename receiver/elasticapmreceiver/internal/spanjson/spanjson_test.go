@@ -168,7 +168,7 @@ func manyTags(n int) string {
 // declined do not keep that line's copy alive.
 func TestDecodeDropsAChunkMadeForALargeDeclinedLine(t *testing.T) {
 	var d Decoder
-	large := `{"error":{"id":"a","timestamp":1,"log":{"message":"` + strings.Repeat("x", 2*lastChunk) + `"}}}`
+	large := `{"span":{"id":"a","trace_id":"b","parent_id":"c","name":"n","type":"t","duration":1,"timestamp":1,"stacktrace":[{"filename":"` + strings.Repeat("x", 2*lastChunk) + `"}]}}`
 	_, ok := d.Decode([]byte(large))
 	require.False(t, ok)
 	_, ok = d.Decode([]byte(`{"span":{"id":"a","trace_id":"b","parent_id":"c","name":"n","type":"t","duration":1,"timestamp":1}}`))
