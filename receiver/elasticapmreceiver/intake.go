@@ -180,7 +180,9 @@ func (r *intakeReceiver) decode(ctx context.Context, body *bufio.Reader, bufs *r
 // appendSpans converts the events spanjson decoded, once the request's metadata is known. Those
 // whose resource is the metadata's (all but those overriding a global label) share it.
 func (r *intakeReceiver) appendSpans(ctx context.Context, events []*modelpb.APMEvent, metadata *modelpb.APMEvent, d *decoded) error {
-	shared := events[:0:0]
+	d.events = append(d.events, events...)
+	d.bySpanjson += len(events)
+	shared := events[:0] // events is not read again: d.events holds them
 	var own modelpb.Batch
 	for _, e := range events {
 		if spanjson.Attach(e, metadata) {
@@ -189,9 +191,10 @@ func (r *intakeReceiver) appendSpans(ctx context.Context, events []*modelpb.APME
 			own = append(own, e)
 		}
 	}
-	d.events = append(d.events, events...)
-	d.bySpanjson += len(events)
 	r.converter.AppendSpans(shared, d.out)
+	if len(own) == 0 {
+		return nil
+	}
 	return r.converter.Append(ctx, &own, d.out)
 }
 
