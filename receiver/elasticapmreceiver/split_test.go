@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,4 +55,33 @@ func TestMetadataCacheKeepsShortLines(t *testing.T) {
 		c.put([]byte(strings.Repeat("x", i)), e)
 	}
 	assert.Len(t, c.events, maxCachedMetadata)
+}
+
+// TestAgentSpansTakeTheCheapPath: every transaction and span the real elastic-apm-node agent sent
+// (testdata/agents) is decoded by spanjson; its errors and metricsets by apm-data.
+func TestAgentSpansTakeTheCheapPath(t *testing.T) {
+	r, err := newReceiver(createDefaultConfig().(*Config), metadatatest.NewSettings(componenttest.NewTelemetry()))
+	require.NoError(t, err)
+	for _, name := range []string{"elastic-apm-node-4.18.ndjson", "elastic-apm-node-4.18-metrics.ndjson"} {
+		body, err := os.ReadFile(filepath.Join("testdata", "agents", name))
+		require.NoError(t, err)
+		spans, others := 0, 0
+		for _, line := range bytes.Split(bytes.TrimSpace(body), []byte("\n"))[1:] {
+			if bytes.HasPrefix(line, []byte(`{"span"`)) || bytes.HasPrefix(line, []byte(`{"transaction"`)) {
+				spans++
+			} else {
+				others++
+			}
+		}
+		res := newResult()
+		bufs := r.buffers.get()
+		in, err := r.readerOf(httptest.NewRecorder(), bytes.NewReader(body), bufs)
+		require.NoError(t, err)
+		d := r.decode(context.Background(), in, bufs, res)
+		r.buffers.put(bufs)
+		require.Empty(t, res.Errors, name)
+		assert.Positive(t, spans, name)
+		assert.Equal(t, spans, d.bySpanjson, name)
+		assert.Equal(t, others, len(d.events)-d.bySpanjson, name)
+	}
 }
