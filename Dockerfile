@@ -29,6 +29,7 @@ COPY receiver/datakitreceiver/go.* ./receiver/datakitreceiver/
 COPY processor/bufferprocessor/go.* ./processor/bufferprocessor/
 COPY processor/elasticmappingprocessor/go.* ./processor/elasticmappingprocessor/
 COPY processor/tracesamplingprocessor/go.* ./processor/tracesamplingprocessor/
+COPY processor/durabletailsamplingprocessor/go.* ./processor/durabletailsamplingprocessor/
 COPY connector/apmmetricsconnector/go.* ./connector/apmmetricsconnector/
 COPY extension/readylogextension/go.* ./extension/readylogextension/
 RUN cd cmd/tracegate && go mod download

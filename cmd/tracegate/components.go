@@ -32,6 +32,7 @@ import (
 	bufferprocessor "github.com/tracegate/tracegate/processor/bufferprocessor"
 	elasticmappingprocessor "github.com/tracegate/tracegate/processor/elasticmappingprocessor"
 	tracesamplingprocessor "github.com/tracegate/tracegate/processor/tracesamplingprocessor"
+	durabletailsamplingprocessor "github.com/tracegate/tracegate/processor/durabletailsamplingprocessor"
 	elasticapmprocessor "github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor"
 	filterprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/filterprocessor"
 	transformprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor"
@@ -141,6 +142,7 @@ func components() (otelcol.Factories, error) {
 		bufferprocessor.NewFactory(),
 		elasticmappingprocessor.NewFactory(),
 		tracesamplingprocessor.NewFactory(),
+		durabletailsamplingprocessor.NewFactory(),
 		elasticapmprocessor.NewFactory(),
 		filterprocessor.NewFactory(),
 		transformprocessor.NewFactory(),
@@ -161,6 +163,7 @@ func components() (otelcol.Factories, error) {
 		bufferprocessor.NewFactory().Type(): "github.com/tracegate/tracegate/processor/bufferprocessor v0.0.0",
 		elasticmappingprocessor.NewFactory().Type(): "github.com/tracegate/tracegate/processor/elasticmappingprocessor v0.0.0",
 		tracesamplingprocessor.NewFactory().Type(): "github.com/tracegate/tracegate/processor/tracesamplingprocessor v0.0.0",
+		durabletailsamplingprocessor.NewFactory().Type(): "github.com/tracegate/tracegate/processor/durabletailsamplingprocessor v0.0.0",
 		elasticapmprocessor.NewFactory().Type(): "github.com/elastic/opentelemetry-collector-components/processor/elasticapmprocessor v0.36.0",
 		filterprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/filterprocessor v0.148.0",
 		transformprocessor.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor v0.148.0",

@@ -30,6 +30,7 @@ require (
 	github.com/tracegate/tracegate/connector/apmmetricsconnector v0.0.0
 	github.com/tracegate/tracegate/extension/readylogextension v0.0.0
 	github.com/tracegate/tracegate/processor/bufferprocessor v0.0.0
+	github.com/tracegate/tracegate/processor/durabletailsamplingprocessor v0.0.0
 	github.com/tracegate/tracegate/processor/elasticmappingprocessor v0.0.0
 	github.com/tracegate/tracegate/processor/tracesamplingprocessor v0.0.0
 	github.com/tracegate/tracegate/receiver/datakitreceiver v0.0.0
@@ -440,6 +441,8 @@ replace github.com/tracegate/tracegate/processor/bufferprocessor => ../../proces
 replace github.com/tracegate/tracegate/processor/elasticmappingprocessor => ../../processor/elasticmappingprocessor
 
 replace github.com/tracegate/tracegate/processor/tracesamplingprocessor => ../../processor/tracesamplingprocessor
+
+replace github.com/tracegate/tracegate/processor/durabletailsamplingprocessor => ../../processor/durabletailsamplingprocessor
 
 replace github.com/tracegate/tracegate/connector/apmmetricsconnector => ../../connector/apmmetricsconnector
 

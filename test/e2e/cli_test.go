@@ -55,7 +55,7 @@ func TestComponents(t *testing.T) {
 	want := map[string][]string{
 		"receivers": {"datakit", "ddtrace", "elasticapm", "jaeger", "kafka", "otlp", "zipkin"},
 		"processors": {
-			"attributes", "batch", "buffer", "elasticapm", "elasticmapping", "filter", "memory_limiter",
+			"attributes", "batch", "buffer", "durable_tail_sampling", "elasticapm", "elasticmapping", "filter", "memory_limiter",
 			"probabilistic_sampler", "redaction", "resource", "resourcedetection", "tail_sampling", "tracesampling", "transform",
 		},
 		// k8s_attributes is built in but not listed, as otlp_grpc and otlp_http are not (deprecated aliases).
@@ -109,6 +109,23 @@ func TestValidateConfigs(t *testing.T) {
 				}
 			})
 		}
+	}
+	// The tail sampling overlay goes on either pipeline, and with tail-apm.yaml on the APM overlays.
+	for _, combo := range [][]string{
+		{"default.yaml", "sampling/tail.yaml"},
+		{"durable.yaml", "sampling/tail.yaml"},
+		{"default.yaml", "elasticsearch/apm.yaml", "sampling/tail.yaml", "sampling/tail-apm.yaml"},
+		{"durable.yaml", "elasticsearch/apm-durable.yaml", "sampling/tail.yaml", "sampling/tail-apm.yaml"},
+	} {
+		t.Run(strings.Join(combo, "+"), func(t *testing.T) {
+			var args []string
+			for _, f := range combo {
+				args = append(args, "--config", filepath.Join(repoRoot, "configs", f))
+			}
+			if out, err := runBinary(t, nil, append([]string{"validate"}, args...)...); err != nil {
+				t.Errorf("validate: %v\n%s", err, out)
+			}
+		})
 	}
 	t.Run("otlp-exporters", func(t *testing.T) {
 		if out, err := runBinary(t, nil, "validate", "--config", "testdata/otlp-exporters.yaml"); err != nil {

@@ -1,0 +1,64 @@
+package durabletailsamplingprocessor
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// fragment is the spans of one trace from one request, under copies of their resource and scope.
+type fragment struct {
+	id    pcommon.TraceID
+	spans ptrace.Traces
+	count int64
+	bytes int64 // encoded size (its share of the request's, in memory mode)
+
+	// The resource and scope of the request last written to, so that consecutive spans of the
+	// same scope share one copy.
+	lastRS, lastSS int
+	rs             ptrace.ResourceSpans
+	ss             ptrace.ScopeSpans
+}
+
+// splitByTrace moves a request's spans into one fragment per trace id, in the order the traces
+// first appear. td is left without spans.
+func splitByTrace(td ptrace.Traces) []*fragment {
+	var out []*fragment
+	index := map[pcommon.TraceID]*fragment{}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			ss := rs.ScopeSpans().At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				f := index[span.TraceID()]
+				if f == nil {
+					f = &fragment{id: span.TraceID(), spans: ptrace.NewTraces(), lastRS: -1}
+					index[f.id] = f
+					out = append(out, f)
+				}
+				span.MoveTo(f.scopeFor(rs, ss, i, j).Spans().AppendEmpty())
+				f.count++
+			}
+		}
+	}
+	return out
+}
+
+// scopeFor returns the fragment's copy of the request's scope j under resource i.
+func (f *fragment) scopeFor(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, i, j int) ptrace.ScopeSpans {
+	if f.lastRS != i {
+		f.rs = f.spans.ResourceSpans().AppendEmpty()
+		rs.Resource().CopyTo(f.rs.Resource())
+		f.rs.SetSchemaUrl(rs.SchemaUrl())
+		f.lastRS, f.lastSS = i, -1
+	}
+	if f.lastSS != j {
+		f.ss = f.rs.ScopeSpans().AppendEmpty()
+		ss.Scope().CopyTo(f.ss.Scope())
+		f.ss.SetSchemaUrl(ss.SchemaUrl())
+		f.lastSS = j
+	}
+	return f.ss
+}
