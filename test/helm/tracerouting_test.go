@@ -11,39 +11,48 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
-const tailSamplingOverlay = "../../configs/examples/tail-sampling.yaml"
+const tailSamplingOverlay = "../../configs/sampling/tail.yaml"
 
 // TestTailSamplingFollowsExample: tailSampling.enabled renders the config it renders without it
-// plus configs/examples/tail-sampling.yaml, merged as `--config base --config tail-sampling.yaml`;
-// with the APM pipeline the processor goes behind the connector (traces/out, after tracesampling),
-// which must count every span; on a Kafka gateway as without Kafka. Each passes `tracegate validate`.
+// plus configs/sampling/tail.yaml, merged as `--config base --config tail.yaml`; with the APM
+// pipeline the processor goes behind the connector (traces/out, after tracesampling), which must
+// count every span; on a Kafka gateway as without Kafka. The pending spans' log is on the buffer's
+// volume in statefulset mode with a disk buffer, in memory otherwise. Each passes `tracegate
+// validate`.
 func TestTailSamplingFollowsExample(t *testing.T) {
 	bin := requireBinary(t)
-	file := readConfig(t, tailSamplingOverlay)
 	for _, tc := range []struct {
 		name, values string
 		pipeline     string // where the processor goes
+		onDisk       bool   // storage on the buffer's volume
 	}{
-		{"deployment", "", "traces"},
-		{"statefulset", "mode: statefulset", "traces"},
-		{"kafka gateway", kafkaRole("gateway"), "traces"},
-		{"apm", "apm: {enabled: true}", "traces/out"},
-		{"apm on a kafka gateway", "mode: statefulset\napm: {enabled: true}\n" + kafkaRole("gateway"), "traces/out"},
+		{"deployment", "", "traces", false},
+		{"statefulset", "mode: statefulset", "traces", true},
+		{"kafka gateway", kafkaRole("gateway"), "traces", false},
+		{"apm", "apm: {enabled: true}", "traces/out", false},
+		{"apm on a kafka gateway", "mode: statefulset\napm: {enabled: true}\n" + kafkaRole("gateway"), "traces/out", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, base, _ := renderedConfig(t, tc.values)
 			o, got, text := renderedConfig(t, withValues(t, tc.values, "tailSampling: {enabled: true}"))
+			file := readConfig(t, tailSamplingOverlay) // a copy of its own: changed below
 			var want map[string]any
 			if tc.pipeline == "traces" {
-				want = mergeConfig(base, readConfig(t, tailSamplingOverlay))
+				want = mergeConfig(base, file)
 			} else {
 				// The file's processor; its place behind the connector, after tracesampling.
-				want = mergeConfig(base, map[string]any{"processors": map[string]any{"tail_sampling": dig(file, "processors", "tail_sampling")}})
+				want = mergeConfig(base, map[string]any{"processors": map[string]any{"durable_tail_sampling": dig(file, "processors", "durable_tail_sampling")}})
 				out := dig(want, "service", "pipelines", "traces/out").(map[string]any)
 				if !reflect.DeepEqual(out["processors"], []any{"tracesampling", "buffer"}) {
 					t.Fatalf("traces/out processors %v without tail sampling, want [tracesampling buffer]", out["processors"])
 				}
-				out["processors"] = []any{"tracesampling", "tail_sampling", "buffer"}
+				out["processors"] = []any{"tracesampling", "durable_tail_sampling", "buffer"}
+			}
+			ts := dig(want, "processors", "durable_tail_sampling").(map[string]any)
+			if bufferDir, _ := dig(base, "processors", "buffer", "storage", "directory").(string); tc.onDisk {
+				ts["storage"].(map[string]any)["directory"] = bufferDir + "/tail-sampling"
+			} else {
+				delete(ts, "storage")
 			}
 			requireSameConfig(t, got, want, "the base plus "+tailSamplingOverlay)
 			validateConfig(t, bin, text, onlyPod(t, o).Containers[0].Env)
@@ -51,7 +60,7 @@ func TestTailSamplingFollowsExample(t *testing.T) {
 	}
 }
 
-// TestTailSamplingOwnSettings: config.processors.tail_sampling is merged over the example's
+// TestTailSamplingOwnSettings: config.processors.durable_tail_sampling is merged over the file's
 // settings (its policies replace the list), and a pipeline that already names the processor is
 // left as it is.
 func TestTailSamplingOwnSettings(t *testing.T) {
@@ -59,22 +68,22 @@ func TestTailSamplingOwnSettings(t *testing.T) {
 tailSampling: {enabled: true}
 config:
   processors:
-    tail_sampling:
+    durable_tail_sampling:
       decision_wait: 30s
       policies: [{name: all-errors, type: status_code, status_code: {status_codes: [ERROR]}}]
   service:
     pipelines:
       traces:
-        processors: [memory_limiter, elasticmapping, tail_sampling, buffer]
+        processors: [memory_limiter, elasticmapping, durable_tail_sampling, buffer]
 `)
-	ts := dig(got, "processors", "tail_sampling").(map[string]any)
-	if ts["decision_wait"] != "30s" || ts["num_traces"] != float64(50000) {
-		t.Errorf("tail_sampling %v, want decision_wait 30s and the chart's num_traces", ts)
+	ts := dig(got, "processors", "durable_tail_sampling").(map[string]any)
+	if ts["decision_wait"] != "30s" || ts["num_traces"] != float64(100000) {
+		t.Errorf("durable_tail_sampling %v, want decision_wait 30s and the chart's num_traces", ts)
 	}
 	if p, _ := ts["policies"].([]any); len(p) != 1 {
 		t.Errorf("policies %v, want the one of config", ts["policies"])
 	}
-	if v := dig(got, "service", "pipelines", "traces", "processors"); !reflect.DeepEqual(v, []any{"memory_limiter", "elasticmapping", "tail_sampling", "buffer"}) {
+	if v := dig(got, "service", "pipelines", "traces", "processors"); !reflect.DeepEqual(v, []any{"memory_limiter", "elasticmapping", "durable_tail_sampling", "buffer"}) {
 		t.Errorf("traces processors %v, want config's list unchanged", v)
 	}
 }
@@ -96,8 +105,8 @@ func TestTwoTierTailSampling(t *testing.T) {
 		return o, values(t, o.configMaps[0].Data["config.yaml"])
 	}
 	gw, gwCfg := renderExample("gateway-tailsampling")
-	if l := dig(gwCfg, "service", "pipelines", "traces", "processors").([]any); !slices.Contains(l, any("tail_sampling")) {
-		t.Fatalf("gateway-tailsampling: traces processors %v, want tail_sampling", l)
+	if l := dig(gwCfg, "service", "pipelines", "traces", "processors").([]any); !slices.Contains(l, any("durable_tail_sampling")) {
+		t.Fatalf("gateway-tailsampling: traces processors %v, want durable_tail_sampling", l)
 	}
 	var headless *corev1.Service
 	for i, s := range gw.services {
@@ -226,7 +235,7 @@ func TestTraceRoutingRenderFailures(t *testing.T) {
 		},
 		{
 			"tail sampling in an own ConfigMap", "tailSampling: {enabled: true}\nconfigMap: {create: false, existingName: mine}",
-			"tailSampling.enabled renders the tail_sampling processor into the chart's ConfigMap, but configMap.create is false",
+			"tailSampling.enabled renders the durable_tail_sampling processor into the chart's ConfigMap, but configMap.create is false",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -256,11 +265,17 @@ func TestTraceRoutingNotes(t *testing.T) {
 			t.Errorf("%q: NOTES.txt, want %q:\n%s", vals, want, notes)
 		}
 	}
-	out, err := render(t, values(t, "tailSampling: {enabled: true}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if notes := out["tracegate/templates/NOTES.txt"]; !strings.Contains(notes, "Spans are held 10s in memory before the buffer") {
-		t.Errorf("NOTES.txt does not say how long spans wait in memory:\n%s", notes)
+	// Where the spans wait: in memory without a disk buffer, on the pod's volume with one.
+	for vals, want := range map[string]string{
+		"tailSampling: {enabled: true}": "Each trace is decided 10s after its last span; the spans waiting for it are in memory (a crash loses them",
+		"tailSampling: {enabled: true}\nmode: statefulset": "the spans waiting for it are on the buffer's volume in /var/lib/tracegate/buffer/tail-sampling before the client's reply (a crash loses none).",
+	} {
+		out, err := render(t, values(t, vals))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if notes := out["tracegate/templates/NOTES.txt"]; !strings.Contains(notes, want) {
+			t.Errorf("%q: NOTES.txt, want %q:\n%s", vals, want, notes)
+		}
 	}
 }

@@ -283,7 +283,7 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- end }}
 {{- end }}
 {{- if and (.Values.tailSampling | default dict).enabled (not .Values.configMap.create) }}
-{{- fail "tailSampling.enabled renders the tail_sampling processor into the chart's ConfigMap, but configMap.create is false: set configMap.create: true" }}
+{{- fail "tailSampling.enabled renders the durable_tail_sampling processor into the chart's ConfigMap, but configMap.create is false: set configMap.create: true" }}
 {{- end }}
 {{- /* Autoscaling. */}}
 {{- if .Values.autoscaling.enabled }}

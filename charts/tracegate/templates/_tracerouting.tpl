@@ -2,14 +2,18 @@
      (loadBalancing.enabled): what one needs from the other is that every span of a trace reaches
      the same gateway pod. */}}
 
-{{/* The tail_sampling processor's settings: those of configs/examples/tail-sampling.yaml of the
-     tracegate repository (test/helm compares them), where the comments say why. */}}
+{{/* The durable_tail_sampling processor's settings: those of configs/sampling/tail.yaml of the
+     tracegate repository (test/helm compares them), where the comments say why; its storage is
+     set by tracegate.withTailSampling. */}}
 {{- define "tracegate.tailSamplingProcessor" -}}
 decision_wait: 10s
-num_traces: 50000
-expected_new_traces_per_sec: 2000
+max_trace_wait: 1m
+num_traces: 100000
+max_pending_mib: 256
 decision_cache:
-  sampled_cache_size: 500000
+  sampled_cache_size: 100000
+  non_sampled_cache_size: 100000
+  ttl: 5m
 policies:
   - name: errors
     type: status_code
@@ -25,32 +29,38 @@ policies:
       sampling_percentage: 10
 {{- end }}
 
-{{/* tail_sampling merged into .cfg (changed in place): the processor with the user's
-     config.processors.tail_sampling merged over the chart's settings, and its place in the
+{{/* durable_tail_sampling merged into .cfg (changed in place): the processor with the user's
+     config.processors.durable_tail_sampling merged over the chart's settings, and its place in the
      pipeline that writes the spans (traces/out behind the APM connector, which must count every
      span, else traces): right after tracesampling, else after memory_limiter, else first, as the
-     example file places it. A list that already names it stays. Call with (dict "cfg" $cfg
+     overlay file places it. A list that already names it stays. Pending spans are on the buffer's
+     volume (<the buffer's directory>/tail-sampling) in statefulset mode with a disk buffer, as the
+     overlay puts them; otherwise in memory (a crash loses them). Call with (dict "cfg" $cfg
      "Values" .Values). */}}
 {{- define "tracegate.withTailSampling" -}}
 {{- $procs := .cfg.processors | default dict }}
 {{- $settings := include "tracegate.tailSamplingProcessor" . | fromYaml }}
-{{- $own := get $procs "tail_sampling" }}
+{{- $dir := toString (dig "buffer" "storage" "directory" "" $procs) }}
+{{- if and (eq .Values.mode "statefulset") $dir }}
+{{- $_ := set $settings "storage" (dict "directory" (printf "%s/tail-sampling" (trimSuffix "/" $dir)) "fsync" "${env:TRACEGATE_TAIL_SAMPLING_FSYNC:-interval}" "fsync_interval" "100ms" "capacity_mib" 2048 "segment_mib" 16) }}
+{{- end }}
+{{- $own := get $procs "durable_tail_sampling" }}
 {{- if kindIs "map" $own }}
 {{- include "tracegate.merge" (dict "dst" $settings "src" $own) }}
 {{- end }}
-{{- $_ := set $procs "tail_sampling" $settings }}
+{{- $_ := set $procs "durable_tail_sampling" $settings }}
 {{- $_ := set .cfg "processors" $procs }}
 {{- $name := ternary "traces/out" "traces" (hasKey .cfg.service.pipelines "traces/out") }}
 {{- $pipeline := get .cfg.service.pipelines $name }}
 {{- $list := $pipeline.processors | default list }}
-{{- if not (has "tail_sampling" $list) }}
+{{- if not (has "durable_tail_sampling" $list) }}
 {{- $anchor := "" }}
 {{- if has "tracesampling" $list }}{{ $anchor = "tracesampling" }}{{ else if has "memory_limiter" $list }}{{ $anchor = "memory_limiter" }}{{ end }}
 {{- $out := list }}
-{{- if not $anchor }}{{ $out = list "tail_sampling" }}{{ end }}
+{{- if not $anchor }}{{ $out = list "durable_tail_sampling" }}{{ end }}
 {{- range $list }}
 {{- $out = append $out . }}
-{{- if eq . $anchor }}{{ $out = append $out "tail_sampling" }}{{ end }}
+{{- if eq . $anchor }}{{ $out = append $out "durable_tail_sampling" }}{{ end }}
 {{- end }}
 {{- $_ := set $pipeline "processors" $out }}
 {{- end }}
