@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
 	"github.com/tracegate/tracegate/internal/testbed/tracemodel"
 )
 
@@ -20,10 +24,18 @@ import (
 // /metrics after a short load over OTLP (traces, logs, metrics) and the Datadog intake, so the dashboard cannot go stale
 // when a metric is renamed.
 func TestDashboardQueriesExist(t *testing.T) {
-	queried := dashboardMetrics(t, "../../charts/tracegate/dashboards/tracegate.json")
-	if len(queried) < 10 {
-		t.Fatalf("the dashboard queries only %v", queried)
+	var queried, tail []string
+	for _, m := range dashboardMetrics(t, "../../charts/tracegate/dashboards/tracegate.json") {
+		if strings.HasPrefix(m, "otelcol_processor_durable_tail_sampling_") {
+			tail = append(tail, m)
+		} else {
+			queried = append(queried, m)
+		}
 	}
+	if len(queried) < 10 || len(tail) < 4 {
+		t.Fatalf("the dashboard queries only %v and %v", queried, tail)
+	}
+	t.Run("tail sampling", func(t *testing.T) { checkTailSamplingPanels(t, tail) })
 	g := startGateway(t, "default.yaml")
 	load := newOTLPLoad(g.endpoints.OTLPHTTP)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -74,6 +86,60 @@ func TestDashboardQueriesExist(t *testing.T) {
 	for _, name := range missing {
 		t.Errorf("the dashboard queries %s, which tracegate does not export", name)
 	}
+}
+
+// checkTailSamplingPanels runs configs/sampling/tail.yaml with room for two traces: a third is
+// refused, the two are decided, and a late span follows its trace's decision; then every tail
+// sampling metric the dashboard queries is exported.
+func checkTailSamplingPanels(t *testing.T, queried []string) {
+	g := startGatewayWith(t, gatewayOptions{config: "default.yaml", overlays: []string{"sampling/tail.yaml"},
+		extraConfig: "processors:\n  durable_tail_sampling:\n    decision_wait: 1s\n    num_traces: 2\n"})
+	url := "http://" + g.endpoints.OTLPHTTP + "/v1/traces"
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
+		if got := postOTLPSpan(t, url, byte(i+1), 1, i == 0); got != want {
+			t.Fatalf("trace %d: status %d, want %d", i+1, got, want)
+		}
+	}
+	waitFor(t, 10*time.Second, func() bool {
+		return metricSum(t, g, "otelcol_processor_durable_tail_sampling_traces_decided_total") == 2
+	})
+	if got := postOTLPSpan(t, url, 1, 2, false); got != http.StatusOK { // late span of the kept trace
+		t.Fatalf("late span: status %d", got)
+	}
+	exported := exportedMetrics(t, g.metricsURL())
+	for _, name := range queried {
+		if !exported[name] {
+			t.Errorf("the dashboard queries %s, which tracegate does not export", name)
+		}
+	}
+}
+
+// postOTLPSpan sends one span of trace traceID over OTLP/HTTP protobuf and returns the status.
+func postOTLPSpan(t *testing.T, url string, traceID, spanID byte, failed bool) int {
+	t.Helper()
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr("service.name", "dash-tail")
+	sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetTraceID(pcommon.TraceID{0xda, traceID})
+	sp.SetSpanID(pcommon.SpanID{traceID, spanID})
+	sp.SetName("op")
+	now := time.Now()
+	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(now))
+	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(now.Add(time.Millisecond)))
+	if failed {
+		sp.Status().SetCode(ptrace.StatusCodeError)
+	}
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
 }
 
 // exportedMetrics reads the names of the series the collector's Prometheus endpoint exports.
