@@ -92,8 +92,10 @@ func TestDashboardQueriesExist(t *testing.T) {
 // refused, the two are decided, and a late span follows its trace's decision; then every tail
 // sampling metric the dashboard queries is exported.
 func checkTailSamplingPanels(t *testing.T, queried []string) {
-	g := startGatewayWith(t, gatewayOptions{config: "default.yaml", overlays: []string{"sampling/tail.yaml"},
-		extraConfig: "processors:\n  durable_tail_sampling:\n    decision_wait: 1s\n    num_traces: 2\n"})
+	g := startGatewayWith(t, gatewayOptions{
+		config: "default.yaml", overlays: []string{"sampling/tail.yaml"},
+		extraConfig: "processors:\n  durable_tail_sampling:\n    decision_wait: 1s\n    num_traces: 2\n",
+	})
 	url := "http://" + g.endpoints.OTLPHTTP + "/v1/traces"
 	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
 		if got := postOTLPSpan(t, url, byte(i+1), 1, i == 0); got != want {
