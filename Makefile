@@ -149,7 +149,7 @@ es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:92
 # (<name> is the target without "bench-"; `make bench` writes pipeline.jsonl). The rate-limited
 # runs read the saturation rates `make bench` measured. Long; not part of `make test`.
 BENCH_FLAGS ?=
-BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-intake bench-sampling bench-datakit bench-kafka bench-gc bench-shipped
+BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-intake bench-sampling bench-datakit bench-kafka bench-gc bench-shipped bench-tail
 
 bench_ARGS  =
 bench_TITLE = Pipeline benchmarks
@@ -201,6 +201,10 @@ bench-datakit_HELP  = spans per core through the datakit receiver's paths agains
 bench-kafka_ARGS  = -sweep bench/configs/kafka.yaml -protocols otlp-http,ddtrace-v0.4 -duration 30s -table variants -check
 bench-kafka_TITLE = Kafka tier: agent and gateway per core, delivery time
 bench-kafka_HELP  = spans per core of the Kafka agent (clients to Kafka) and gateway (Kafka to Elasticsearch) against configs/default.yaml direct, and the time from acknowledgement to Elasticsearch through both (in-process Kafka)
+
+bench-tail_ARGS  = -sweep bench/configs/tail.yaml -protocols otlp-http,ddtrace-v0.4 -duration 20s -table variants
+bench-tail_TITLE = Tail sampling: its cost per core, and what its default policies save
+bench-tail_HELP  = spans per core with configs/sampling/tail.yaml keeping everything against configs/default.yaml alone, and with its default policies against keeping everything, alternated (overflow mode)
 
 bench-gc_ARGS  = -sweep bench/configs/gc.yaml -protocols otlp-grpc,otlp-http,ddtrace-v0.4,zipkin-json,jaeger-thrift-http -duration 20s -table variants
 bench-gc_TITLE = GC sweep: GOGC and GOMEMLIMIT against spans per core and peak RSS

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -47,6 +48,11 @@ type variant struct {
 	// DeliveryLatency times every span from its request's acknowledgement to its arrival in the
 	// stand-in.
 	DeliveryLatency bool `yaml:"delivery_latency"`
+	// Settle is for a collector that decides what it stores (tail sampling): nothing is expected
+	// up front; the run waits this long after the load (a duration), then until no span has
+	// arrived for a second, and its window ends at the last arrival.
+	Settle string `yaml:"settle"`
+	settle time.Duration
 }
 
 // targetDatakit is variant.Target for the datakit receiver's port.
@@ -100,6 +106,13 @@ func loadSweep(path string) ([]variant, error) {
 			v.Expect = expectKept
 		case v.Expect != "" && v.Expect != expectKept && v.Expect != expectAll:
 			return nil, fmt.Errorf("%s: variant %q: expect must be %q or %q, got %q", path, v.Name, expectKept, expectAll, v.Expect)
+		}
+		if v.Settle != "" {
+			d, err := time.ParseDuration(v.Settle)
+			if err != nil || d <= 0 || v.KeepFraction > 0 {
+				return nil, fmt.Errorf("%s: variant %q: settle must be a positive duration, without keep_fraction", path, v.Name)
+			}
+			v.settle = d
 		}
 		switch {
 		case v.Target != "" && v.Target != targetDatakit:

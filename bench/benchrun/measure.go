@@ -471,12 +471,36 @@ type window struct {
 // every span sent) and returns when the last arrived; a wait that gave up is the run's error.
 // The floor delivers nothing: its window ends with the load.
 func awaitExpected(ctx context.Context, o options, s sink, j job, r *run, start time.Time) time.Time {
+	if j.variant.settle > 0 {
+		end, n := awaitSettled(ctx, s, j.variant.settle)
+		r.ExpectedSpans = n
+		return end
+	}
 	r.ExpectedSpans = expectedSpans(j.coll, j.variant, r.Gen)
 	end, n, gaveUpWaiting := awaitSpans(ctx, o, s, r.ExpectedSpans, j.protocol, start)
 	if gaveUpWaiting {
 		r.Error = r.shortfall(n)
 	}
 	return end
+}
+
+// awaitSettled waits settle, then until no span has reached s for a second, and returns the time
+// of the last arrival and the spans s holds.
+func awaitSettled(ctx context.Context, s sink, settle time.Duration) (time.Time, int) {
+	t := time.NewTimer(settle)
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	t.Stop()
+	last, lastChange := s.spans(), time.Now()
+	for ctx.Err() == nil && time.Since(lastChange) < time.Second {
+		time.Sleep(100 * time.Millisecond)
+		if n := s.spans(); n != last {
+			last, lastChange = n, time.Now()
+		}
+	}
+	return lastChange, last
 }
 
 // shortfall is the error of a run that gave up waiting with n of its expected spans arrived.

@@ -28,16 +28,14 @@ func (p *tailProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 		return p.refuse(ctx, spans, reason, nil)
 	}
 	frags := splitByTrace(td)
+	if err := p.prepare(frags); err != nil {
+		return p.refuse(ctx, spans, reasonDiskError, err)
+	}
 	seg, logged, err := p.persist(ctx, frags)
 	if err != nil {
 		return p.refuse(ctx, spans, reasonDiskError, err)
 	}
-	if !logged {
-		for _, f := range frags { // each trace's share of the request's size
-			f.bytes = size * f.count / spans
-		}
-	}
-	late := p.hold(ctx, frags, seg, logged)
+	late := p.hold(ctx, frags)
 	if logged {
 		p.log.Unref(seg) // the reference persist took for the request
 	}
@@ -64,18 +62,32 @@ func (p *tailProcessor) admit(size int64) string {
 	return ""
 }
 
+// prepare encodes each fragment (unless it is already) and lets the policies observe it, outside
+// any lock.
+func (p *tailProcessor) prepare(frags []*fragment) error {
+	for _, f := range frags {
+		if f.encoded == nil {
+			b, err := marshaler.MarshalTraces(f.spans)
+			if err != nil {
+				return err
+			}
+			f.encoded = b
+		}
+		f.obs = p.policies.NewObservation()
+		p.policies.Observe(f.obs, f.spans)
+	}
+	return nil
+}
+
 // persist writes the fragments as one log record and waits for it to be as durable as fsync says;
 // the record's segment is referenced until the caller releases it.
 func (p *tailProcessor) persist(ctx context.Context, frags []*fragment) (tracelog.SegmentID, bool, error) {
 	if p.log == nil {
 		return 0, false, nil
 	}
-	payload, err := encodeFragments(frags)
-	if err != nil {
-		return 0, false, err
-	}
+	parts := recordParts(frags)
 	p.logMu.Lock()
-	seg, err := p.log.Append(recordSpans, payload)
+	seg, at, err := p.log.AppendPartsAt(recordSpans, parts...)
 	if err == nil {
 		p.log.Ref(seg)
 	}
@@ -87,12 +99,17 @@ func (p *tailProcessor) persist(ctx context.Context, frags []*fragment) (tracelo
 		p.log.Unref(seg)
 		return 0, false, err
 	}
+	for _, f := range frags { // each encoding follows its 4-byte length
+		at += 4
+		f.onDisk, f.seg, f.at = true, seg, at
+		at += int64(len(f.encoded))
+	}
 	return seg, true, nil
 }
 
 // hold adds each fragment to its pending trace; a fragment of a trace decided already follows
 // that decision: kept ones are returned to be passed on, dropped ones are counted.
-func (p *tailProcessor) hold(ctx context.Context, frags []*fragment, seg tracelog.SegmentID, logged bool) ptrace.Traces {
+func (p *tailProcessor) hold(ctx context.Context, frags []*fragment) ptrace.Traces {
 	late := ptrace.NewTraces()
 	var lateKept, lateDropped int64
 	p.mu.Lock()
@@ -107,10 +124,12 @@ func (p *tailProcessor) hold(ctx context.Context, frags []*fragment, seg tracelo
 			}
 			continue
 		}
-		if p.pending.add(f, seg, logged, now) {
-			p.log.Ref(seg)
+		if p.pending.add(f, now) {
+			p.log.Ref(f.seg)
 		}
-		p.heldBytes += f.bytes
+		if !f.onDisk {
+			p.heldBytes += int64(len(f.encoded))
+		}
 	}
 	p.publishLocked()
 	p.mu.Unlock()

@@ -33,8 +33,8 @@ func (p *tailProcessor) openLog() error {
 	log, report, err := tracelog.Open(tracelog.Options{
 		Dir: s.Directory, SegmentBytes: s.SegmentMiB << 20,
 		Fsync: fsyncModes[s.Fsync], FsyncInterval: s.FsyncInterval,
-	}, func(seg tracelog.SegmentID, kind byte, payload []byte) error {
-		p.replay(seg, kind, payload, now)
+	}, func(seg tracelog.SegmentID, at int64, kind byte, payload []byte) error {
+		p.replay(seg, at, kind, payload, now)
 		return nil
 	})
 	if err != nil {
@@ -60,16 +60,27 @@ func (p *tailProcessor) openLog() error {
 }
 
 // replay applies one record of the log to the pending store (mu is not needed: nothing runs yet).
-func (p *tailProcessor) replay(seg tracelog.SegmentID, kind byte, payload []byte, now time.Time) {
+// at is where the payload starts in segment seg: a fragment that keeps its bytes of the payload
+// is held as its place on disk, the rest (a record of several traces in one fragment, which
+// tracegate does not write) in memory.
+func (p *tailProcessor) replay(seg tracelog.SegmentID, at int64, kind byte, payload []byte, now time.Time) {
 	switch kind {
 	case recordSpans:
 		frags, err := decodeFragments(payload)
 		if err != nil {
 			p.logger.Warn("A record of the pending spans' log cannot be read; it is skipped", zap.Error(err))
 		}
+		if err := p.prepare(frags); err != nil {
+			p.logger.Warn("A record of the pending spans' log cannot be read; it is skipped", zap.Error(err))
+			return
+		}
 		for _, f := range frags {
-			p.pending.add(f, seg, true, now)
-			p.heldBytes += f.bytes
+			if f.at >= 0 {
+				f.onDisk, f.seg, f.at = true, seg, at+f.at
+			} else {
+				p.heldBytes += int64(len(f.encoded))
+			}
+			p.pending.add(f, now)
 		}
 	case recordDone:
 		for len(payload) >= 16 {
@@ -108,32 +119,32 @@ func (p *tailProcessor) finish(traces []*pendingTrace) {
 
 var marshaler ptrace.ProtoMarshaler
 
-// encodeFragments is a spans record's payload; it sets each fragment's bytes.
-func encodeFragments(frags []*fragment) ([]byte, error) {
-	var out []byte
-	for _, f := range frags {
-		b, err := marshaler.MarshalTraces(f.spans)
-		if err != nil {
-			return nil, err
-		}
-		out = binary.LittleEndian.AppendUint32(out, uint32(len(b)))
-		out = append(out, b...)
-		f.bytes = int64(len(b))
+// recordParts is a spans record's payload in parts: each fragment's length and encoding.
+func recordParts(frags []*fragment) [][]byte {
+	lengths := make([]byte, 4*len(frags))
+	parts := make([][]byte, 0, 2*len(frags))
+	for i, f := range frags {
+		binary.LittleEndian.PutUint32(lengths[4*i:], uint32(len(f.encoded)))
+		parts = append(parts, lengths[4*i:4*i+4], f.encoded)
 	}
-	return out, nil
+	return parts
 }
 
 var unmarshaler ptrace.ProtoUnmarshaler
 
-// decodeFragments reads a spans record back, one fragment per trace whatever the record holds.
+// decodeFragments reads a spans record back, one fragment per trace whatever the record holds;
+// a fragment of one trace keeps its bytes of the payload as its encoding, and their offset in
+// the payload as at (-1 for the others).
 func decodeFragments(payload []byte) ([]*fragment, error) {
 	var out []*fragment
+	pos := int64(0)
 	for len(payload) > 0 {
 		if len(payload) < 4 {
 			return out, errors.New("truncated fragment length")
 		}
 		n := int(binary.LittleEndian.Uint32(payload))
 		payload = payload[4:]
+		pos += 4
 		if n > len(payload) {
 			return out, fmt.Errorf("fragment of %d bytes in %d", n, len(payload))
 		}
@@ -141,12 +152,16 @@ func decodeFragments(payload []byte) ([]*fragment, error) {
 		if err != nil {
 			return out, err
 		}
-		total := max(int64(td.SpanCount()), 1)
-		for _, f := range splitByTrace(td) {
-			f.bytes = int64(n) * f.count / total
-			out = append(out, f)
+		frags := splitByTrace(td)
+		for _, f := range frags {
+			f.at = -1
 		}
+		if len(frags) == 1 {
+			frags[0].encoded, frags[0].at = payload[:n:n], pos
+		}
+		out = append(out, frags...)
 		payload = payload[n:]
+		pos += int64(n)
 	}
 	return out, nil
 }

@@ -119,14 +119,14 @@ func testConfig(policies []policy.Config) *Config {
 
 // newTestProcessor builds a processor driven by the test's clock: nothing decides until the test
 // calls step.
-func newTestProcessor(t *testing.T, cfg *Config, next consumer.Traces) *tailProcessor {
-	t.Helper()
-	require.NoError(t, cfg.Validate())
+func newTestProcessor(tb testing.TB, cfg *Config, next consumer.Traces) *tailProcessor {
+	tb.Helper()
+	require.NoError(tb, cfg.Validate())
 	p, err := newTailProcessor(processortest.NewNopSettings(metadata.Type), cfg, next)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	p.now = func() time.Time { return t0 }
 	if cfg.Storage.Directory != "" {
-		require.NoError(t, p.openLog())
+		require.NoError(tb, p.openLog())
 	}
 	return p
 }

@@ -134,15 +134,18 @@ func (p *tailProcessor) Shutdown(ctx context.Context) error {
 	p.mu.Unlock()
 	p.deliver(ctx)
 	p.mu.Lock()
-	left := p.retry
-	p.retry = nil
+	lost := int64(0)
+	for _, d := range p.retry {
+		lost += d.spans
+	}
+	for _, t := range p.outbox {
+		lost += t.count
+	}
 	p.mu.Unlock()
 	if p.log == nil {
-		for _, d := range left {
-			p.tel.lost(ctx, d.spans, reasonShutdown)
-		}
-		if len(left) > 0 {
-			p.logger.Error("Kept traces could not be passed on before shutdown and are lost", zap.Int("batches", len(left)))
+		if lost > 0 { // with storage they stay on disk, undone, and are decided again after the restart
+			p.tel.lost(ctx, lost, reasonShutdown)
+			p.logger.Error("Kept traces could not be passed on before shutdown and are lost", zap.Int64("spans", lost))
 		}
 		return nil
 	}

@@ -7,11 +7,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tracegate/tracegate/processor/durabletailsamplingprocessor/internal/metadatatest"
 	"github.com/tracegate/tracegate/processor/durabletailsamplingprocessor/internal/policy"
 )
 
@@ -155,4 +160,24 @@ func TestConcurrentRequestsWhileDeciding(t *testing.T) {
 	for id, n := range kept {
 		assert.Equal(t, 2, n, "trace %v whole", id)
 	}
+}
+
+// Without storage, kept traces the next consumer still refuses at shutdown are counted as lost.
+func TestShutdownCountsWhatCouldNotBePassedOn(t *testing.T) {
+	sink := &recordingSink{refuse: errRefused}
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	p, err := newTailProcessor(metadatatest.NewSettings(tel), testConfig(errorsOnly), sink)
+	require.NoError(t, err)
+	p.now = func() time.Time { return t0 }
+	require.NoError(t, p.ConsumeTraces(context.Background(), request("api", spanSpec{1, 0, true}, spanSpec{1, 1, false}, spanSpec{2, 0, true})))
+	require.NoError(t, p.Shutdown(context.Background()))
+	assert.Equal(t, 1, sink.refused, "one delivery of both traces, refused")
+	assert.Empty(t, sink.kept())
+	metadatatest.AssertEqualProcessorDurableTailSamplingLostSpans(t, tel, []metricdata.DataPoint[int64]{
+		{Value: 3, Attributes: attribute.NewSet(attribute.String("reason", "shutdown"))},
+	}, metricdatatest.IgnoreTimestamp())
+	metadatatest.AssertEqualProcessorDurableTailSamplingSpansDecided(t, tel, []metricdata.DataPoint[int64]{
+		{Value: 3, Attributes: attribute.NewSet(attribute.String("decision", "kept"), attribute.String("policy", "errors"))},
+	}, metricdatatest.IgnoreTimestamp())
 }

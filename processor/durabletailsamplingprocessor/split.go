@@ -3,6 +3,9 @@ package durabletailsamplingprocessor
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/tracegate/tracegate/processor/durabletailsamplingprocessor/internal/policy"
+	"github.com/tracegate/tracegate/processor/durabletailsamplingprocessor/internal/tracelog"
 )
 
 // fragment is the spans of one trace from one request, under copies of their resource and scope.
@@ -10,7 +13,15 @@ type fragment struct {
 	id    pcommon.TraceID
 	spans ptrace.Traces
 	count int64
-	bytes int64 // encoded size (its share of the request's, in memory mode)
+	// encoded is spans in OTLP protobuf: what is held until the decision (and written to the
+	// log), so that a dropped trace is never decoded again. obs is what the policies saw of it.
+	encoded []byte
+	obs     policy.Observation
+	// With storage: the encoding's place in the log once written (onDisk), so that memory holds
+	// none of it until the trace is kept.
+	onDisk bool
+	seg    tracelog.SegmentID
+	at     int64
 
 	// The resource and scope of the request last written to, so that consecutive spans of the
 	// same scope share one copy.
@@ -61,4 +72,22 @@ func (f *fragment) scopeFor(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, i, j 
 		f.lastSS = j
 	}
 	return f.ss
+}
+
+// heldFragment is a fragment waiting with its trace: its encoding in memory (data), or its
+// place in the disk log.
+type heldFragment struct {
+	data  []byte
+	seg   tracelog.SegmentID
+	at    int64
+	n     int
+	spans int64
+}
+
+// held is what the store keeps of f: its place on disk, or its encoding.
+func (f *fragment) held() heldFragment {
+	if f.onDisk {
+		return heldFragment{seg: f.seg, at: f.at, n: len(f.encoded), spans: f.count}
+	}
+	return heldFragment{data: f.encoded, n: len(f.encoded), spans: f.count}
 }

@@ -5,16 +5,19 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/tracegate/tracegate/processor/durabletailsamplingprocessor/internal/policy"
 	"github.com/tracegate/tracegate/processor/durabletailsamplingprocessor/internal/tracelog"
 )
 
-// pendingTrace is one trace waiting for its decision, or (kept) for its delivery.
+// pendingTrace is one trace waiting for its decision, or (kept) for its delivery: its fragments
+// encoded, and what the policies observed of them.
 type pendingTrace struct {
-	id          pcommon.TraceID
-	spans       ptrace.Traces
-	count       int64
+	id    pcommon.TraceID
+	frags []heldFragment
+	obs   policy.Observation
+	count int64
+	// bytes is what the trace holds in memory: the encodings not on disk.
 	bytes       int64
 	first, last time.Time
 	// segs are the disk log segments holding its spans, each referenced once by this trace.
@@ -37,25 +40,27 @@ func newPendingStore(expected int) *pendingStore {
 }
 
 // add merges a fragment into its trace (created if new) and moves that trace to the list's tail.
-// seg is the log segment holding the fragment (ok false: memory only). It reports a new segment
-// reference the caller must take.
-func (s *pendingStore) add(f *fragment, seg tracelog.SegmentID, ok bool, now time.Time) (newRef bool) {
+// It reports a new reference to the fragment's log segment that the caller must take.
+func (s *pendingStore) add(f *fragment, now time.Time) (newRef bool) {
 	t := s.traces[f.id]
 	if t == nil {
-		t = &pendingTrace{id: f.id, spans: ptrace.NewTraces(), first: now}
+		t = &pendingTrace{id: f.id, obs: f.obs, first: now}
 		s.traces[f.id] = t
 	} else {
 		s.unlink(t)
+		t.obs.Merge(f.obs)
 	}
-	f.spans.ResourceSpans().MoveAndAppendTo(t.spans.ResourceSpans())
+	h := f.held()
+	t.frags = append(t.frags, h)
+	bytes := int64(len(h.data))
 	t.count += f.count
-	t.bytes += f.bytes
+	t.bytes += bytes
 	t.last = now
 	s.spans += f.count
-	s.bytes += f.bytes
+	s.bytes += bytes
 	s.pushBack(t)
-	if ok && !slices.Contains(t.segs, seg) {
-		t.segs = append(t.segs, seg)
+	if f.onDisk && !slices.Contains(t.segs, f.seg) {
+		t.segs = append(t.segs, f.seg)
 		return true
 	}
 	return false

@@ -77,7 +77,7 @@ config:
         processors: [memory_limiter, elasticmapping, durable_tail_sampling, buffer]
 `)
 	ts := dig(got, "processors", "durable_tail_sampling").(map[string]any)
-	if ts["decision_wait"] != "30s" || ts["num_traces"] != float64(100000) {
+	if ts["decision_wait"] != "30s" || ts["num_traces"] != float64(200000) {
 		t.Errorf("durable_tail_sampling %v, want decision_wait 30s and the chart's num_traces", ts)
 	}
 	if p, _ := ts["policies"].([]any); len(p) != 1 {

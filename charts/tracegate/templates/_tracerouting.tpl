@@ -8,7 +8,7 @@
 {{- define "tracegate.tailSamplingProcessor" -}}
 decision_wait: 10s
 max_trace_wait: 1m
-num_traces: 100000
+num_traces: 200000
 max_pending_mib: 256
 decision_cache:
   sampled_cache_size: 100000

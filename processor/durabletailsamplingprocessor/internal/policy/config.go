@@ -158,7 +158,8 @@ func Validate(cfgs []Config) error {
 			return fmt.Errorf("policies: the name %q is used twice", c.Name)
 		}
 		names[c.Name] = true
-		if _, err := build(c.sub(), c.And.SubPolicies, c.Drop.SubPolicies, true); err != nil {
+		slots := 0
+		if _, err := build(c.sub(), c.And.SubPolicies, c.Drop.SubPolicies, true, &slots); err != nil {
 			return fmt.Errorf("policy %q: %w", c.Name, err)
 		}
 	}

@@ -97,7 +97,21 @@ func ourKept(t *testing.T, policies []any, traces []ptrace.Traces) map[pcommon.T
 	kept := map[pcommon.TraceID]bool{}
 	for _, td := range traces {
 		id := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).TraceID()
-		if d, _ := set.Decide(id, &Trace{Spans: td, SpanCount: int64(td.SpanCount())}, time.Now()); d == Sampled {
+		now := time.Now()
+		d, by := set.Decide(id, &Trace{Spans: td, SpanCount: int64(td.SpanCount())}, now)
+		// The same decision from fragments observed apart (one per resource) and merged.
+		merged := set.NewObservation()
+		for _, rs := range td.ResourceSpans().All() {
+			frag := ptrace.NewTraces()
+			rs.CopyTo(frag.ResourceSpans().AppendEmpty())
+			o := set.NewObservation()
+			set.Observe(o, frag)
+			merged.Merge(o)
+		}
+		if d2, by2 := set.DecideObserved(id, merged, int64(td.SpanCount()), now); d2 != d || by2 != by {
+			t.Errorf("trace %v: %v by %s whole, %v by %s from merged fragments", id, d, by, d2, by2)
+		}
+		if d == Sampled {
 			kept[id] = true
 		}
 	}

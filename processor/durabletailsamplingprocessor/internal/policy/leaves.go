@@ -15,11 +15,12 @@ import (
 )
 
 type latency struct {
+	slot         int
 	lower, upper int64
 	perService   map[string]int64
 }
 
-func newLatency(c LatencyConfig) (evaluator, error) {
+func newLatency(c LatencyConfig, slot int) (evaluator, error) {
 	if c.ThresholdMs < 0 || c.UpperThresholdMs < 0 {
 		return nil, errors.New("latency: thresholds must not be negative")
 	}
@@ -31,39 +32,51 @@ func newLatency(c LatencyConfig) (evaluator, error) {
 			return nil, fmt.Errorf("latency: service_threshold_ms of %q must not be negative", svc)
 		}
 	}
-	return latency{lower: c.ThresholdMs, upper: c.UpperThresholdMs, perService: c.ServiceThresholdMs}, nil
+	return latency{slot: slot, lower: c.ThresholdMs, upper: c.UpperThresholdMs, perService: c.ServiceThresholdMs}, nil
 }
 
-// evaluate measures the whole trace, earliest start to latest end: contrib stops at the first
-// span that brings the running span into range, which differs only with an upper threshold.
-func (l latency) evaluate(_ pcommon.TraceID, t *Trace, _ time.Time) Decision {
-	var first, last pcommon.Timestamp
-	var root, earliest pcommon.Resource
-	haveRoot := false
-	anySpan(t.Spans, func(res pcommon.Resource, s ptrace.Span) bool {
-		if first == 0 || s.StartTimestamp() < first {
-			first, earliest = s.StartTimestamp(), res
+// observe widens the trace's time range and notes the root's and the earliest span's service.
+func (l latency) observe(o Observation, rs ptrace.ResourceSpans) {
+	st := &o[l.slot]
+	anySpan(rs, func(s ptrace.Span) bool {
+		if st.first == 0 || s.StartTimestamp() < st.first {
+			st.first = s.StartTimestamp()
+			if len(l.perService) > 0 {
+				st.earliestService = serviceOf(rs)
+			}
 		}
-		last = max(last, s.EndTimestamp())
-		if !haveRoot && s.ParentSpanID().IsEmpty() {
-			root, haveRoot = res, true
+		st.last = max(st.last, s.EndTimestamp())
+		if !st.haveRoot && s.ParentSpanID().IsEmpty() {
+			st.haveRoot = true
+			if len(l.perService) > 0 {
+				st.rootService = serviceOf(rs)
+			}
 		}
 		return false
 	})
-	if last < first {
+}
+
+func serviceOf(rs ptrace.ResourceSpans) string {
+	v, _ := rs.Resource().Attributes().Get("service.name")
+	return v.Str()
+}
+
+// decide measures the whole trace, earliest start to latest end: contrib stops at the first span
+// that brings the running span into range, which differs only with an upper threshold.
+func (l latency) decide(o Observation, _ pcommon.TraceID, _ int64, _ time.Time) Decision {
+	st := &o[l.slot]
+	if st.last < st.first {
 		return NotSampled
 	}
-	ms := time.Duration(last - first).Milliseconds()
+	ms := time.Duration(st.last - st.first).Milliseconds()
 	lower := l.lower
 	if len(l.perService) > 0 {
-		res := earliest
-		if haveRoot {
-			res = root
+		svc := st.earliestService
+		if st.haveRoot {
+			svc = st.rootService
 		}
-		if v, ok := res.Attributes().Get("service.name"); ok {
-			if own, ok := l.perService[v.Str()]; ok {
-				lower = own
-			}
+		if own, ok := l.perService[svc]; ok {
+			lower = own
 		}
 	}
 	if l.upper == 0 {
@@ -72,13 +85,16 @@ func (l latency) evaluate(_ pcommon.TraceID, t *Trace, _ time.Time) Decision {
 	return decision(lower < ms && ms <= l.upper)
 }
 
-type statusCode struct{ codes [3]bool }
+type statusCode struct {
+	slot  int
+	codes [3]bool
+}
 
-func newStatusCode(c StatusCodeConfig) (evaluator, error) {
+func newStatusCode(c StatusCodeConfig, slot int) (evaluator, error) {
 	if len(c.StatusCodes) == 0 {
 		return nil, errors.New("status_code: status_codes needs at least one of OK, ERROR, UNSET")
 	}
-	var s statusCode
+	s := statusCode{slot: slot}
 	for _, name := range c.StatusCodes {
 		switch name {
 		case "OK":
@@ -94,11 +110,16 @@ func newStatusCode(c StatusCodeConfig) (evaluator, error) {
 	return s, nil
 }
 
-func (s statusCode) evaluate(_ pcommon.TraceID, t *Trace, _ time.Time) Decision {
-	return decision(anySpan(t.Spans, func(_ pcommon.Resource, sp ptrace.Span) bool {
+func (s statusCode) observe(o Observation, rs ptrace.ResourceSpans) {
+	st := &o[s.slot]
+	st.hit = st.hit || anySpan(rs, func(sp ptrace.Span) bool {
 		c := sp.Status().Code()
 		return int(c) < len(s.codes) && s.codes[c]
-	}))
+	})
+}
+
+func (s statusCode) decide(o Observation, _ pcommon.TraceID, _ int64, _ time.Time) Decision {
+	return decision(o[s.slot].hit)
 }
 
 // defaultHashSalt is contrib's, so that a trace kept by contrib's processor at a percentage is
@@ -106,6 +127,7 @@ func (s statusCode) evaluate(_ pcommon.TraceID, t *Trace, _ time.Time) Decision 
 const defaultHashSalt = "default-hash-seed"
 
 type probabilistic struct {
+	noObservation
 	salt      string
 	threshold uint64
 }
@@ -124,7 +146,7 @@ func newProbabilistic(c ProbabilisticConfig) (evaluator, error) {
 	return probabilistic{salt: salt, threshold: threshold}, nil
 }
 
-func (p probabilistic) evaluate(id pcommon.TraceID, _ *Trace, _ time.Time) Decision {
+func (p probabilistic) decide(_ Observation, id pcommon.TraceID, _ int64, _ time.Time) Decision {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(p.salt))
 	_, _ = h.Write(id[:])
@@ -134,30 +156,35 @@ func (p probabilistic) evaluate(id pcommon.TraceID, _ *Trace, _ time.Time) Decis
 // attribute keeps a trace with a resource or span attribute key whose value matches; with
 // invert, it keeps the traces where none does. Spans' empty strings never match, as in contrib.
 type attribute struct {
+	slot   int
 	key    string
 	match  func(v pcommon.Value, onSpan bool) bool
 	invert bool
 }
 
-func (a attribute) evaluate(_ pcommon.TraceID, t *Trace, _ time.Time) Decision {
-	rss := t.Spans.ResourceSpans()
-	found := false
-	for i := 0; i < rss.Len() && !found; i++ {
-		if v, ok := rss.At(i).Resource().Attributes().Get(a.key); ok && a.match(v, false) {
-			found = true
-		}
+func (a attribute) observe(o Observation, rs ptrace.ResourceSpans) {
+	st := &o[a.slot]
+	if st.hit {
+		return
 	}
-	found = found || anySpan(t.Spans, func(_ pcommon.Resource, s ptrace.Span) bool {
+	if v, ok := rs.Resource().Attributes().Get(a.key); ok && a.match(v, false) {
+		st.hit = true
+		return
+	}
+	st.hit = anySpan(rs, func(s ptrace.Span) bool {
 		v, ok := s.Attributes().Get(a.key)
 		return ok && a.match(v, true)
 	})
-	return decision(found != a.invert)
+}
+
+func (a attribute) decide(o Observation, _ pcommon.TraceID, _ int64, _ time.Time) Decision {
+	return decision(o[a.slot].hit != a.invert)
 }
 
 // regexCacheLimit bounds the remembered regular-expression results when cache_max_size is unset.
 const regexCacheLimit = 128
 
-func newStringAttribute(c StringAttributeConfig) (evaluator, error) {
+func newStringAttribute(c StringAttributeConfig, slot int) (evaluator, error) {
 	if c.Key == "" {
 		return nil, errors.New("string_attribute: key must be set")
 	}
@@ -168,7 +195,7 @@ func newStringAttribute(c StringAttributeConfig) (evaluator, error) {
 				set[v] = true
 			}
 		}
-		return attribute{key: c.Key, invert: c.InvertMatch, match: func(v pcommon.Value, onSpan bool) bool {
+		return attribute{slot: slot, key: c.Key, invert: c.InvertMatch, match: func(v pcommon.Value, onSpan bool) bool {
 			s, ok := stringOf(v, onSpan)
 			return ok && set[s]
 		}}, nil
@@ -182,7 +209,7 @@ func newStringAttribute(c StringAttributeConfig) (evaluator, error) {
 		limit = regexCacheLimit
 	}
 	m := &regexMatcher{res: res, seen: map[string]bool{}, limit: limit}
-	return attribute{key: c.Key, invert: c.InvertMatch, match: func(v pcommon.Value, onSpan bool) bool {
+	return attribute{slot: slot, key: c.Key, invert: c.InvertMatch, match: func(v pcommon.Value, onSpan bool) bool {
 		s, ok := stringOf(v, onSpan)
 		return ok && m.matches(s)
 	}}, nil
@@ -222,7 +249,7 @@ func (m *regexMatcher) matches(s string) bool {
 	return r
 }
 
-func newNumericAttribute(c NumericAttributeConfig) (evaluator, error) {
+func newNumericAttribute(c NumericAttributeConfig, slot int) (evaluator, error) {
 	if c.Key == "" {
 		return nil, errors.New("numeric_attribute: key must be set")
 	}
@@ -239,21 +266,24 @@ func newNumericAttribute(c NumericAttributeConfig) (evaluator, error) {
 	if lo > hi {
 		return nil, errors.New("numeric_attribute: min_value is above max_value")
 	}
-	return attribute{key: c.Key, invert: c.InvertMatch, match: func(v pcommon.Value, _ bool) bool {
+	return attribute{slot: slot, key: c.Key, invert: c.InvertMatch, match: func(v pcommon.Value, _ bool) bool {
 		return v.Type() == pcommon.ValueTypeInt && v.Int() >= lo && v.Int() <= hi
 	}}, nil
 }
 
-func newBooleanAttribute(c BooleanAttributeConfig) (evaluator, error) {
+func newBooleanAttribute(c BooleanAttributeConfig, slot int) (evaluator, error) {
 	if c.Key == "" {
 		return nil, errors.New("boolean_attribute: key must be set")
 	}
-	return attribute{key: c.Key, invert: c.InvertMatch, match: func(v pcommon.Value, _ bool) bool {
+	return attribute{slot: slot, key: c.Key, invert: c.InvertMatch, match: func(v pcommon.Value, _ bool) bool {
 		return v.Type() == pcommon.ValueTypeBool && v.Bool() == c.Value
 	}}, nil
 }
 
-type spanCount struct{ lo, hi int64 }
+type spanCount struct {
+	noObservation
+	lo, hi int64
+}
 
 func newSpanCount(c SpanCountConfig) (evaluator, error) {
 	if c.MinSpans < 0 || c.MaxSpans < 0 || (c.MaxSpans != 0 && c.MaxSpans < c.MinSpans) {
@@ -262,29 +292,31 @@ func newSpanCount(c SpanCountConfig) (evaluator, error) {
 	return spanCount{lo: int64(c.MinSpans), hi: int64(c.MaxSpans)}, nil
 }
 
-func (c spanCount) evaluate(_ pcommon.TraceID, t *Trace, _ time.Time) Decision {
-	return decision(t.SpanCount >= c.lo && (c.hi == 0 || t.SpanCount <= c.hi))
+func (c spanCount) decide(_ Observation, _ pcommon.TraceID, spans int64, _ time.Time) Decision {
+	return decision(spans >= c.lo && (c.hi == 0 || spans <= c.hi))
 }
 
 type traceState struct {
+	slot   int
 	key    string
 	values map[string]bool
 }
 
-func newTraceState(c TraceStateConfig) (evaluator, error) {
+func newTraceState(c TraceStateConfig, slot int) (evaluator, error) {
 	if c.Key == "" || len(c.Values) == 0 {
 		return nil, errors.New("trace_state: key and values must be set")
 	}
-	ts := traceState{key: c.Key, values: map[string]bool{}}
+	ts := traceState{slot: slot, key: c.Key, values: map[string]bool{}}
 	for _, v := range c.Values {
 		ts.values[v] = true
 	}
 	return ts, nil
 }
 
-// evaluate reads the W3C tracestate list (key=value members separated by commas).
-func (ts traceState) evaluate(_ pcommon.TraceID, t *Trace, _ time.Time) Decision {
-	return decision(anySpan(t.Spans, func(_ pcommon.Resource, s ptrace.Span) bool {
+// observe reads the W3C tracestate list (key=value members separated by commas).
+func (ts traceState) observe(o Observation, rs ptrace.ResourceSpans) {
+	st := &o[ts.slot]
+	st.hit = st.hit || anySpan(rs, func(s ptrace.Span) bool {
 		for member := range strings.SplitSeq(s.TraceState().AsRaw(), ",") {
 			k, v, ok := strings.Cut(strings.TrimSpace(member), "=")
 			if ok && k == ts.key && ts.values[v] {
@@ -292,10 +324,15 @@ func (ts traceState) evaluate(_ pcommon.TraceID, t *Trace, _ time.Time) Decision
 			}
 		}
 		return false
-	}))
+	})
+}
+
+func (ts traceState) decide(o Observation, _ pcommon.TraceID, _ int64, _ time.Time) Decision {
+	return decision(o[ts.slot].hit)
 }
 
 type rateLimiting struct {
+	noObservation
 	limit  int64
 	second int64
 	used   int64
@@ -308,14 +345,14 @@ func newRateLimiting(c RateLimitingConfig) (evaluator, error) {
 	return &rateLimiting{limit: c.SpansPerSecond}, nil
 }
 
-// evaluate keeps a trace while the spans kept in this wall-clock second stay below the limit.
-func (r *rateLimiting) evaluate(_ pcommon.TraceID, t *Trace, now time.Time) Decision {
+// decide keeps a trace while the spans kept in this wall-clock second stay below the limit.
+func (r *rateLimiting) decide(_ Observation, _ pcommon.TraceID, spans int64, now time.Time) Decision {
 	if sec := now.Unix(); sec != r.second {
 		r.second, r.used = sec, 0
 	}
-	if r.used+t.SpanCount >= r.limit {
+	if r.used+spans >= r.limit {
 		return NotSampled
 	}
-	r.used += t.SpanCount
+	r.used += spans
 	return Sampled
 }

@@ -28,8 +28,25 @@ type Trace struct {
 	SpanCount int64
 }
 
+// Observation is what the policies remember of a trace's spans so far: one state per leaf
+// policy. A trace's fragments are observed as they arrive, so the decision needs none of its
+// spans; observing fragments one by one gives the state observing them together would.
+type Observation []leafState
+
+// leafState is one leaf policy's memory of a trace.
+type leafState struct {
+	hit         bool // a span or resource matched (attribute, status code, trace state)
+	first, last pcommon.Timestamp
+	// Services of the root span and of the earliest span (latency's per-service threshold).
+	rootService, earliestService string
+	haveRoot                     bool
+}
+
+// evaluator is a policy: it observes a trace's resources as they arrive into its slots of the
+// observation, and decides from them.
 type evaluator interface {
-	evaluate(id pcommon.TraceID, t *Trace, now time.Time) Decision
+	observe(o Observation, rs ptrace.ResourceSpans)
+	decide(o Observation, id pcommon.TraceID, spans int64, now time.Time) Decision
 }
 
 type named struct {
@@ -41,6 +58,7 @@ type named struct {
 // counts): one goroutine decides.
 type Set struct {
 	policies      []named
+	slots         int
 	firstMatchWin bool
 }
 
@@ -52,7 +70,7 @@ func New(cfgs []Config, sampleOnFirstMatch bool) (*Set, error) {
 	s := &Set{firstMatchWin: sampleOnFirstMatch}
 	for i := range cfgs {
 		c := &cfgs[i]
-		e, err := build(c.sub(), c.And.SubPolicies, c.Drop.SubPolicies, true)
+		e, err := build(c.sub(), c.And.SubPolicies, c.Drop.SubPolicies, true, &s.slots)
 		if err != nil {
 			return nil, fmt.Errorf("policy %q: %w", c.Name, err)
 		}
@@ -70,12 +88,49 @@ func (s *Set) Names() []string {
 	return out
 }
 
-// Decide evaluates the policies in order: a drop policy that matches drops the trace at once;
-// otherwise the trace is kept when any policy keeps it, and the first that did is named.
+// NewObservation is the state of a trace nothing of which was observed yet.
+func (s *Set) NewObservation() Observation { return make(Observation, s.slots) }
+
+// Observe folds a fragment of a trace (spans of that trace only) into o.
+func (s *Set) Observe(o Observation, td ptrace.Traces) {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		for _, p := range s.policies {
+			p.eval.observe(o, rss.At(i))
+		}
+	}
+}
+
+// Merge folds what was observed of another fragment of the same trace into o, as if o had
+// observed it too.
+func (o Observation) Merge(f Observation) {
+	for i := range o {
+		a, b := &o[i], &f[i]
+		a.hit = a.hit || b.hit
+		if b.first != 0 && (a.first == 0 || b.first < a.first) {
+			a.first, a.earliestService = b.first, b.earliestService
+		}
+		a.last = max(a.last, b.last)
+		if !a.haveRoot && b.haveRoot {
+			a.haveRoot, a.rootService = true, b.rootService
+		}
+	}
+}
+
+// Decide observes the whole trace and decides it (DecideObserved).
 func (s *Set) Decide(id pcommon.TraceID, t *Trace, now time.Time) (Decision, string) {
+	o := s.NewObservation()
+	s.Observe(o, t.Spans)
+	return s.DecideObserved(id, o, t.SpanCount, now)
+}
+
+// DecideObserved evaluates the policies in order on what was observed of a trace of spans spans:
+// a drop policy that matches drops the trace at once; otherwise the trace is kept when any
+// policy keeps it, and the first that did is named.
+func (s *Set) DecideObserved(id pcommon.TraceID, o Observation, spans int64, now time.Time) (Decision, string) {
 	keptBy := ""
 	for _, p := range s.policies {
-		switch p.eval.evaluate(id, t, now) {
+		switch p.eval.decide(o, id, spans, now) {
 		case Dropped:
 			return Dropped, p.name
 		case Sampled:
@@ -94,7 +149,8 @@ func (s *Set) Decide(id pcommon.TraceID, t *Trace, now time.Time) (Decision, str
 }
 
 // build makes one evaluator; top says whether and/drop may appear (not inside each other).
-func build(c SubConfig, and, drop []SubConfig, top bool) (evaluator, error) {
+// slots counts the observation's slots taken so far; each leaf takes the next.
+func build(c SubConfig, and, drop []SubConfig, top bool, slots *int) (evaluator, error) {
 	switch c.Type {
 	case TypeAnd, TypeDrop:
 		if !top {
@@ -104,21 +160,23 @@ func build(c SubConfig, and, drop []SubConfig, top bool) (evaluator, error) {
 		if c.Type == TypeDrop {
 			subs = drop
 		}
-		return buildAll(c.Type, subs)
+		return buildAll(c.Type, subs, slots)
 	}
 	if hint, ok := unsupported[c.Type]; ok {
 		return nil, fmt.Errorf("type %q is not supported here: %s", c.Type, hint)
 	}
-	return buildLeaf(c)
+	e, err := buildLeaf(c, *slots)
+	*slots++
+	return e, err
 }
 
-func buildAll(typ string, subs []SubConfig) (evaluator, error) {
+func buildAll(typ string, subs []SubConfig, slots *int) (evaluator, error) {
 	if len(subs) == 0 {
 		return nil, fmt.Errorf("%s needs at least one sub-policy (%s_sub_policy)", typ, typ)
 	}
 	all := allOf{drop: typ == TypeDrop}
 	for i := range subs {
-		e, err := build(subs[i], nil, nil, false)
+		e, err := build(subs[i], nil, nil, false, slots)
 		if err != nil {
 			return nil, fmt.Errorf("%s_sub_policy %q: %w", typ, subs[i].Name, err)
 		}
@@ -127,26 +185,27 @@ func buildAll(typ string, subs []SubConfig) (evaluator, error) {
 	return all, nil
 }
 
-func buildLeaf(c SubConfig) (evaluator, error) {
+// buildLeaf makes a leaf policy whose state is the observation's slot.
+func buildLeaf(c SubConfig, slot int) (evaluator, error) {
 	switch c.Type {
 	case TypeAlwaysSample:
 		return always{}, nil
 	case TypeLatency:
-		return newLatency(c.Latency)
+		return newLatency(c.Latency, slot)
 	case TypeStatusCode:
-		return newStatusCode(c.StatusCode)
+		return newStatusCode(c.StatusCode, slot)
 	case TypeProbabilistic:
 		return newProbabilistic(c.Probabilistic)
 	case TypeStringAttribute:
-		return newStringAttribute(c.StringAttribute)
+		return newStringAttribute(c.StringAttribute, slot)
 	case TypeNumericAttribute:
-		return newNumericAttribute(c.NumericAttribute)
+		return newNumericAttribute(c.NumericAttribute, slot)
 	case TypeBooleanAttribute:
-		return newBooleanAttribute(c.BooleanAttribute)
+		return newBooleanAttribute(c.BooleanAttribute, slot)
 	case TypeSpanCount:
 		return newSpanCount(c.SpanCount)
 	case TypeTraceState:
-		return newTraceState(c.TraceState)
+		return newTraceState(c.TraceState, slot)
 	case TypeRateLimiting:
 		return newRateLimiting(c.RateLimiting)
 	case "":
@@ -161,9 +220,15 @@ type allOf struct {
 	drop bool
 }
 
-func (a allOf) evaluate(id pcommon.TraceID, t *Trace, now time.Time) Decision {
+func (a allOf) observe(o Observation, rs ptrace.ResourceSpans) {
 	for _, s := range a.subs {
-		if s.evaluate(id, t, now) != Sampled {
+		s.observe(o, rs)
+	}
+}
+
+func (a allOf) decide(o Observation, id pcommon.TraceID, spans int64, now time.Time) Decision {
+	for _, s := range a.subs {
+		if s.decide(o, id, spans, now) != Sampled {
 			return NotSampled
 		}
 	}
@@ -175,7 +240,14 @@ func (a allOf) evaluate(id pcommon.TraceID, t *Trace, now time.Time) Decision {
 
 type always struct{}
 
-func (always) evaluate(pcommon.TraceID, *Trace, time.Time) Decision { return Sampled }
+func (always) observe(Observation, ptrace.ResourceSpans) {}
+
+func (always) decide(Observation, pcommon.TraceID, int64, time.Time) Decision { return Sampled }
+
+// noObservation is embedded by the policies that decide from the trace id or counts alone.
+type noObservation struct{}
+
+func (noObservation) observe(Observation, ptrace.ResourceSpans) {}
 
 func decision(keep bool) Decision {
 	if keep {
@@ -184,16 +256,13 @@ func decision(keep bool) Decision {
 	return NotSampled
 }
 
-// anySpan reports whether f holds for one of the trace's spans; res is the span's resource.
-func anySpan(td ptrace.Traces, f func(res pcommon.Resource, s ptrace.Span) bool) bool {
-	for i := 0; i < td.ResourceSpans().Len(); i++ {
-		rs := td.ResourceSpans().At(i)
-		for j := 0; j < rs.ScopeSpans().Len(); j++ {
-			spans := rs.ScopeSpans().At(j).Spans()
-			for k := 0; k < spans.Len(); k++ {
-				if f(rs.Resource(), spans.At(k)) {
-					return true
-				}
+// anySpan reports whether f holds for one of the resource's spans.
+func anySpan(rs ptrace.ResourceSpans, f func(s ptrace.Span) bool) bool {
+	for j := 0; j < rs.ScopeSpans().Len(); j++ {
+		spans := rs.ScopeSpans().At(j).Spans()
+		for k := 0; k < spans.Len(); k++ {
+			if f(spans.At(k)) {
+				return true
 			}
 		}
 	}

@@ -42,7 +42,7 @@ func traceOf(spans ...span) *Trace {
 	return &Trace{Spans: td, SpanCount: int64(len(spans))}
 }
 
-func i64(v int64) *int64 { return new(v) }
+func i64(v int64) *int64 { p := v; return &p }
 
 func TestLeafPolicies(t *testing.T) {
 	slowRoot := traceOf(span{service: "checkout", root: true, duration: 1500 * time.Millisecond},
@@ -99,9 +99,13 @@ func TestLeafPolicies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := buildLeaf(tt.cfg)
+			e, err := buildLeaf(tt.cfg, 0)
 			require.NoError(t, err)
-			assert.Equal(t, tt.want, e.evaluate(pcommon.TraceID{1}, tt.trace, epoch))
+			o := make(Observation, 1)
+			for _, rs := range tt.trace.Spans.ResourceSpans().All() { // one fragment per resource
+				e.observe(o, rs)
+			}
+			assert.Equal(t, tt.want, e.decide(o, pcommon.TraceID{1}, tt.trace.SpanCount, epoch))
 		})
 	}
 }
@@ -154,11 +158,11 @@ func TestRateLimiting(t *testing.T) {
 	two := traceOf(span{root: true}, span{})
 	var kept []Decision
 	for range 4 {
-		kept = append(kept, e.evaluate(pcommon.TraceID{}, two, epoch))
+		kept = append(kept, e.decide(nil, pcommon.TraceID{}, two.SpanCount, epoch))
 	}
 	// 2+2 = 4 < 5 kept; a third would make 6.
 	assert.Equal(t, []Decision{Sampled, Sampled, NotSampled, NotSampled}, kept)
-	assert.Equal(t, Sampled, e.evaluate(pcommon.TraceID{}, two, epoch.Add(time.Second)), "a new second starts afresh")
+	assert.Equal(t, Sampled, e.decide(nil, pcommon.TraceID{}, two.SpanCount, epoch.Add(time.Second)), "a new second starts afresh")
 }
 
 func TestValidate(t *testing.T) {

@@ -12,26 +12,43 @@ import (
 // must not be 0 and the payload at most MaxRecordBytes. After Close the error wraps
 // os.ErrClosed.
 func (l *Log) Append(kind byte, payload []byte) (SegmentID, error) {
+	return l.AppendParts(kind, payload)
+}
+
+// AppendParts is Append of the parts' concatenation, without the caller building it.
+func (l *Log) AppendParts(kind byte, parts ...[]byte) (SegmentID, error) {
+	seg, _, err := l.AppendPartsAt(kind, parts...)
+	return seg, err
+}
+
+// AppendPartsAt is AppendParts that also returns where the payload starts in its segment, for
+// ReadAt.
+func (l *Log) AppendPartsAt(kind byte, parts ...[]byte) (SegmentID, int64, error) {
 	if kind == 0 {
-		return 0, errors.New("tracelog: record kind 0 is reserved")
+		return 0, 0, errors.New("tracelog: record kind 0 is reserved")
 	}
-	if len(payload) > MaxRecordBytes {
-		return 0, fmt.Errorf("tracelog: record of %d bytes exceeds %d", len(payload), MaxRecordBytes)
+	n := 0
+	for _, p := range parts {
+		n += len(p)
 	}
-	size := int64(recordHeaderSize + len(payload))
+	if n > MaxRecordBytes {
+		return 0, 0, fmt.Errorf("tracelog: record of %d bytes exceeds %d", n, MaxRecordBytes)
+	}
+	size := int64(recordHeaderSize + n)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return 0, fmt.Errorf("tracelog: append: %w", os.ErrClosed)
+		return 0, 0, fmt.Errorf("tracelog: append: %w", os.ErrClosed)
 	}
 	full := l.fileSize > segmentHeaderSize && l.fileSize+size > l.opts.SegmentBytes
 	// Replay stops at a torn record, so nothing may follow one in its segment.
 	if full || l.broken {
 		if err := l.rotateLocked(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	l.scratch = appendRecord(l.scratch[:0], kind, payload)
+	payloadAt := l.fileSize + recordHeaderSize
+	l.scratch = appendRecord(l.scratch[:0], kind, n, parts)
 	written, err := l.file.Write(l.scratch)
 	if cap(l.scratch) > maxScratchBytes {
 		l.scratch = nil
@@ -40,10 +57,10 @@ func (l *Log) Append(kind byte, payload []byte) (SegmentID, error) {
 	l.liveBytes.Add(int64(written))
 	if err != nil {
 		l.broken = true
-		return 0, fmt.Errorf("tracelog: append to segment %d: %w", l.fileID, err)
+		return 0, 0, fmt.Errorf("tracelog: append to segment %d: %w", l.fileID, err)
 	}
 	l.appended.Add(1)
-	return l.fileID, nil
+	return l.fileID, payloadAt, nil
 }
 
 // rotateLocked makes a new segment current. The old one is fsynced (unless FsyncNever) as it
@@ -130,6 +147,7 @@ func (l *Log) close() error {
 	err := l.retireFile(l.file)
 	l.file = nil
 	l.refs.freeze()
+	l.closeReaders()
 	if stickyErr := l.sync.failure(); stickyErr != nil && !errors.Is(err, stickyErr) {
 		err = errors.Join(stickyErr, err)
 	}

@@ -27,14 +27,16 @@ var segmentHeader = [segmentHeaderSize]byte{'T', 'G', 'T', 'L', formatVersion, 0
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// appendRecord appends the encoding of one record to dst, so that Append can write it with a
-// single write call.
-func appendRecord(dst []byte, kind byte, payload []byte) []byte {
+// appendRecord appends the encoding of one record to dst, its payload the parts (size bytes in
+// all), so that Append can write it with a single write call.
+func appendRecord(dst []byte, kind byte, size int, parts [][]byte) []byte {
 	start := len(dst)
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(payload)))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(size))
 	// The CRC is filled in below, once the bytes it covers (kind then payload) are in place.
 	dst = append(dst, 0, 0, 0, 0, kind)
-	dst = append(dst, payload...)
+	for _, p := range parts {
+		dst = append(dst, p...)
+	}
 	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(dst[start+8:], castagnoli))
 	return dst
 }

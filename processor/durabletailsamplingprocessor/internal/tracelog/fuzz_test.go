@@ -21,8 +21,8 @@ func FuzzReplay(f *testing.F) {
 			t.Fatal(err)
 		}
 		replayedEnd := segmentHeaderSize
-		l, report, err := Open(Options{Dir: dir}, func(_ SegmentID, kind byte, payload []byte) error {
-			encoded := appendRecord(nil, kind, payload)
+		l, report, err := Open(Options{Dir: dir}, func(_ SegmentID, _ int64, kind byte, payload []byte) error {
+			encoded := appendRecord(nil, kind, len(payload), [][]byte{payload})
 			end := replayedEnd + len(encoded)
 			if end > len(data) || !bytes.Equal(encoded, data[replayedEnd:end]) {
 				t.Fatalf("replayed a record not stored intact at offset %d", replayedEnd)

@@ -26,7 +26,7 @@ type replayed struct {
 func openCollecting(t *testing.T, opts Options) (*Log, Report, []replayed) {
 	t.Helper()
 	var got []replayed
-	l, report, err := Open(opts, func(seg SegmentID, kind byte, payload []byte) error {
+	l, report, err := Open(opts, func(seg SegmentID, _ int64, kind byte, payload []byte) error {
 		got = append(got, replayed{seg: seg, kind: kind, payload: string(payload)})
 		return nil
 	})
@@ -109,7 +109,7 @@ func writeDir(t *testing.T, files map[string][]byte) string {
 func segmentBytes(payloads ...string) []byte {
 	b := slices.Clone(segmentHeader[:])
 	for _, p := range payloads {
-		b = appendRecord(b, 1, []byte(p))
+		b = appendRecord(b, 1, len(p), [][]byte{[]byte(p)})
 	}
 	return b
 }

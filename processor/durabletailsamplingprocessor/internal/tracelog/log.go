@@ -69,17 +69,23 @@ type Log struct {
 	refs refTable
 	sync syncState
 
+	// readers are ReadAt's handles by segment (a leaf lock: taken after any other).
+	readMu        sync.Mutex
+	readers       map[SegmentID]*os.File
+	readersClosed bool
+
 	stopInterval chan struct{} // closed by Close to stop the FsyncInterval goroutine
 	intervalDone chan struct{} // closed by that goroutine when it returns
 	closeOnce    sync.Once
 	closeErr     error
 }
 
-// Open replays every existing segment in ascending order, calling replay for each intact record,
+// Open replays every existing segment in ascending order, calling replay for each intact record
+// (at: where its payload starts in the segment, for ReadAt),
 // then starts a new segment for appends. Damage ends the replay of a segment and is counted in
 // the Report, not returned; an error from replay aborts Open with that error (wrapped). Open
 // deletes nothing: see ReleaseUnreferenced.
-func Open(opts Options, replay func(seg SegmentID, kind byte, payload []byte) error) (*Log, Report, error) {
+func Open(opts Options, replay func(seg SegmentID, at int64, kind byte, payload []byte) error) (*Log, Report, error) {
 	return open(opts, replay, (*os.File).Sync)
 }
 

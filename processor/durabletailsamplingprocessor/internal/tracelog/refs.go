@@ -105,6 +105,7 @@ func (l *Log) deleteLocked(id SegmentID, s *segmentRefs) {
 	}
 	delete(l.refs.segments, id)
 	l.liveBytes.Add(-s.size)
+	l.closeReader(id)
 }
 
 // freeze stops all deletion: segments still referenced at Close must be replayed next time.

@@ -1,6 +1,7 @@
 package tracelog
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,4 +84,28 @@ func TestSizeFollowsAppends(t *testing.T) {
 		assert.Equal(t, diskBytes(t, dir), l.Size(), "after append %d", i)
 	}
 	assert.Equal(t, len(segmentIDs(t, dir)), l.Segments())
+}
+
+// ReadAt reads back what AppendPartsAt wrote, from the current and from a rotated segment, and
+// a deleted segment's handle is gone with it.
+func TestReadAtAppendedPayloads(t *testing.T) {
+	l, _, err := Open(Options{Dir: t.TempDir(), SegmentBytes: 64}, nil)
+	require.NoError(t, err)
+	defer l.Close()
+	first, at1, err := l.AppendPartsAt(1, []byte("head-"), []byte("of-the-first"))
+	require.NoError(t, err)
+	l.Ref(first)
+	second, at2, err := l.AppendPartsAt(1, bytes.Repeat([]byte("x"), 80)) // rotates
+	require.NoError(t, err)
+	require.NotEqual(t, first, second)
+
+	got := make([]byte, len("of-the-first"))
+	require.NoError(t, l.ReadAt(first, at1+int64(len("head-")), got))
+	assert.Equal(t, "of-the-first", string(got))
+	got = make([]byte, 80)
+	require.NoError(t, l.ReadAt(second, at2, got))
+	assert.Equal(t, bytes.Repeat([]byte("x"), 80), got)
+
+	l.Unref(first) // deleted: not current, no reference
+	assert.Error(t, l.ReadAt(first, at1, make([]byte, 1)))
 }

@@ -18,7 +18,7 @@ type Report struct {
 }
 
 // replayFunc receives each intact record during Open. The payload is the callback's to keep.
-type replayFunc = func(seg SegmentID, kind byte, payload []byte) error
+type replayFunc = func(seg SegmentID, at int64, kind byte, payload []byte) error
 
 // replayReadBytes is the read buffer for replay: large enough to make few read calls, small
 // enough not to matter next to one record.
@@ -90,7 +90,7 @@ func replaySegment(path string, id SegmentID, replay replayFunc) (segmentScan, e
 			break
 		}
 		if replay != nil {
-			if err := replay(id, rec.kind, rec.payload); err != nil {
+			if err := replay(id, offset+recordHeaderSize, rec.kind, rec.payload); err != nil {
 				return scan, fmt.Errorf("tracelog: replay segment %d: %w", id, err)
 			}
 		}

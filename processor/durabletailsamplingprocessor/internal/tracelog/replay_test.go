@@ -193,7 +193,7 @@ func TestReplayErrorAbortsOpen(t *testing.T) {
 	dir := writeDir(t, map[string][]byte{segmentName(1): segmentBytes("aaa", "bbb")})
 	errStop := errors.New("stop here")
 	var seen []string
-	l, report, err := Open(Options{Dir: dir}, func(_ SegmentID, _ byte, payload []byte) error {
+	l, report, err := Open(Options{Dir: dir}, func(_ SegmentID, _ int64, _ byte, payload []byte) error {
 		seen = append(seen, string(payload))
 		return errStop
 	})
