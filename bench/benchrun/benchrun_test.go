@@ -176,7 +176,7 @@ func TestBenchConfigsFollowDefault(t *testing.T) {
 // TestSweepFile: the committed sweep files name only collectors and modes the runner has, and
 // every variant becomes one job per protocol.
 func TestSweepFile(t *testing.T) {
-	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml", "apm.yaml", "document-ids.yaml", "sampling.yaml", "datakit.yaml", "kafka.yaml"} {
+	for _, file := range []string{"sweep.yaml", "durability.yaml", "memory.yaml", "apm.yaml", "document-ids.yaml", "sampling.yaml", "datakit.yaml", "kafka.yaml", "tail.yaml"} {
 		vs, err := loadSweep(filepath.Join("..", "configs", file))
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
@@ -214,6 +214,9 @@ func TestSweepFile(t *testing.T) {
 		"variants: [{name: x, collector: tracegate, mode: overflow, kafka: agent, delivery_latency: true}]",
 		"variants: [{name: x, collector: tracegate, mode: overflow}, {name: y, collector: tracegate, mode: overflow, rate_of: x}]",
 		"variants: [{name: x, collector: tracegate, mode: overflow, rate_fraction: 0.5}]",
+		"variants: [{name: x, collector: tracegate, mode: overflow, settle: soon}]",
+		"variants: [{name: x, collector: tracegate, mode: overflow, settle: -1s}]",
+		"variants: [{name: x, collector: tracegate, mode: memory, settle: 5s, keep_fraction: 0.1}]",
 		"variants: [{name: x, collector: tracegate, mode: overflow, rate_of: y, rate_fraction: 0.5}, {name: y, collector: tracegate, mode: overflow}]",
 		"variants: [{name: x, collector: tracegate, mode: overflow}, {name: y, collector: tracegate, mode: overflow, rate_of: x, rate_fraction: 2}]",
 	} {

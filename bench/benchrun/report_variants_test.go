@@ -31,3 +31,19 @@ func TestVariantsTable(t *testing.T) {
 		t.Error("variants out of run order")
 	}
 }
+
+// TestVariantsTableSampled: a run that stored fewer spans than it accepted (tail sampling) shows
+// its accepted spans per core, marked, with the ratio of accepted spans to its against:.
+func TestVariantsTableSampled(t *testing.T) {
+	keepAll := run{Variant: "keep all", Protocol: "otlp-http", SpansPerCoreSec: 40000, AcceptedSpansPerCoreSec: 40000, CPUPercent: 90, PeakRSSMB: 700, SpansInES: 1000}
+	keepAll.Gen.SpansAcked = 1000
+	sampled := run{Variant: "default", Against: "keep all", Protocol: "otlp-http", SpansPerCoreSec: 8000, AcceptedSpansPerCoreSec: 70000, CPUPercent: 60, PeakRSSMB: 600, SpansInES: 120}
+	sampled.Gen.SpansAcked = 1000
+	r := &report{Runs: []run{keepAll, sampled}}
+	got := r.variantsTable()
+	for _, want := range []string{"| keep all | 40000 | 700–700 |", "| default | 70000 acc. (1.75) | 600–600 |"} {
+		if !strings.Contains(got, want+"\n") {
+			t.Errorf("missing row %q in:\n%s", want, got)
+		}
+	}
+}
