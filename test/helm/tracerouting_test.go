@@ -267,7 +267,7 @@ func TestTraceRoutingNotes(t *testing.T) {
 	}
 	// Where the spans wait: in memory without a disk buffer, on the pod's volume with one.
 	for vals, want := range map[string]string{
-		"tailSampling: {enabled: true}": "Each trace is decided 10s after its last span; the spans waiting for it are in memory (a crash loses them",
+		"tailSampling: {enabled: true}":                    "Each trace is decided 10s after its last span; the spans waiting for it are in memory (a crash loses them",
 		"tailSampling: {enabled: true}\nmode: statefulset": "the spans waiting for it are on the buffer's volume in /var/lib/tracegate/buffer/tail-sampling before the client's reply (a crash loses none).",
 	} {
 		out, err := render(t, values(t, vals))
