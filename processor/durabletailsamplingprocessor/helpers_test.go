@@ -55,10 +55,10 @@ func request(service string, spans ...spanSpec) ptrace.Traces {
 func traceID(n byte) pcommon.TraceID { return pcommon.TraceID{0xaa, n} }
 
 // errorsOnly keeps the traces with a failed span.
-var errorsOnly = []policy.Config{{
+var errorsOnly = []policy.Config{{SubConfig: policy.SubConfig{
 	Name: "errors", Type: policy.TypeStatusCode,
 	StatusCode: policy.StatusCodeConfig{StatusCodes: []string{"ERROR"}},
-}}
+}}}
 
 // recordingSink is the next consumer: it keeps what it accepted and can refuse.
 type recordingSink struct {

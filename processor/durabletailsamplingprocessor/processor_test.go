@@ -136,7 +136,7 @@ func TestShutdownWithoutStorageDecidesEverything(t *testing.T) {
 
 func TestConcurrentRequestsWhileDeciding(t *testing.T) {
 	sink := &recordingSink{}
-	cfg := testConfig([]policy.Config{{Name: "all", Type: policy.TypeAlwaysSample}})
+	cfg := testConfig([]policy.Config{{SubConfig: policy.SubConfig{Name: "all", Type: policy.TypeAlwaysSample}}})
 	cfg.DecisionWait = 20 * time.Millisecond
 	cfg.MaxTraceWait = 20 * time.Millisecond
 	p, err := newTailProcessor(processortestSettings(), cfg, sink)

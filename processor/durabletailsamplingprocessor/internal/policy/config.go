@@ -36,22 +36,12 @@ var unsupported = map[string]string{
 // Config is one policy. Its keys are those of contrib's tail_sampling policies; a policy reads
 // only the block named after its type.
 type Config struct {
-	Name             string                 `mapstructure:"name"`
-	Type             string                 `mapstructure:"type"`
-	Latency          LatencyConfig          `mapstructure:"latency"`
-	StatusCode       StatusCodeConfig       `mapstructure:"status_code"`
-	Probabilistic    ProbabilisticConfig    `mapstructure:"probabilistic"`
-	StringAttribute  StringAttributeConfig  `mapstructure:"string_attribute"`
-	NumericAttribute NumericAttributeConfig `mapstructure:"numeric_attribute"`
-	BooleanAttribute BooleanAttributeConfig `mapstructure:"boolean_attribute"`
-	SpanCount        SpanCountConfig        `mapstructure:"span_count"`
-	TraceState       TraceStateConfig       `mapstructure:"trace_state"`
-	RateLimiting     RateLimitingConfig     `mapstructure:"rate_limiting"`
-	And              SubPoliciesConfig      `mapstructure:"and"`
-	Drop             DropConfig             `mapstructure:"drop"`
+	SubConfig `mapstructure:",squash"`
+	And       SubPoliciesConfig `mapstructure:"and"`
+	Drop      DropConfig        `mapstructure:"drop"`
 }
 
-// SubConfig is a policy inside and/drop: any type but and/drop themselves.
+// SubConfig is a policy of any type but and/drop: the whole of a policy inside and/drop.
 type SubConfig struct {
 	Name             string                 `mapstructure:"name"`
 	Type             string                 `mapstructure:"type"`
@@ -159,20 +149,11 @@ func Validate(cfgs []Config) error {
 		}
 		names[c.Name] = true
 		slots := 0
-		if _, err := build(c.sub(), c.And.SubPolicies, c.Drop.SubPolicies, true, &slots); err != nil {
+		if _, err := build(c.SubConfig, c.And.SubPolicies, c.Drop.SubPolicies, true, &slots); err != nil {
 			return fmt.Errorf("policy %q: %w", c.Name, err)
 		}
 	}
 	return nil
-}
-
-func (c *Config) sub() SubConfig {
-	return SubConfig{
-		Name: c.Name, Type: c.Type, Latency: c.Latency, StatusCode: c.StatusCode,
-		Probabilistic: c.Probabilistic, StringAttribute: c.StringAttribute,
-		NumericAttribute: c.NumericAttribute, BooleanAttribute: c.BooleanAttribute,
-		SpanCount: c.SpanCount, TraceState: c.TraceState, RateLimiting: c.RateLimiting,
-	}
 }
 
 func checkRegexps(values []string) ([]*regexp.Regexp, error) {

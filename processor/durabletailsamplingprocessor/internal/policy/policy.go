@@ -70,7 +70,7 @@ func New(cfgs []Config, sampleOnFirstMatch bool) (*Set, error) {
 	s := &Set{firstMatchWin: sampleOnFirstMatch}
 	for i := range cfgs {
 		c := &cfgs[i]
-		e, err := build(c.sub(), c.And.SubPolicies, c.Drop.SubPolicies, true, &s.slots)
+		e, err := build(c.SubConfig, c.And.SubPolicies, c.Drop.SubPolicies, true, &s.slots)
 		if err != nil {
 			return nil, fmt.Errorf("policy %q: %w", c.Name, err)
 		}

@@ -111,11 +111,11 @@ func TestLeafPolicies(t *testing.T) {
 }
 
 func TestDecideCombines(t *testing.T) {
-	errs := Config{Name: "errors", Type: TypeStatusCode, StatusCode: StatusCodeConfig{StatusCodes: []string{"ERROR"}}}
-	all := Config{Name: "all", Type: TypeAlwaysSample}
+	errs := Config{SubConfig: SubConfig{Name: "errors", Type: TypeStatusCode, StatusCode: StatusCodeConfig{StatusCodes: []string{"ERROR"}}}}
+	all := Config{SubConfig: SubConfig{Name: "all", Type: TypeAlwaysSample}}
 	health := SubConfig{Name: "health", Type: TypeStringAttribute, StringAttribute: StringAttributeConfig{Key: "http.route", Values: []string{"/health"}}}
-	dropHealth := Config{Name: "drop-health", Type: TypeDrop, Drop: DropConfig{SubPolicies: []SubConfig{health}}}
-	andSlowHealth := Config{Name: "slow-health", Type: TypeAnd, And: SubPoliciesConfig{SubPolicies: []SubConfig{
+	dropHealth := Config{SubConfig: SubConfig{Name: "drop-health", Type: TypeDrop}, Drop: DropConfig{SubPolicies: []SubConfig{health}}}
+	andSlowHealth := Config{SubConfig: SubConfig{Name: "slow-health", Type: TypeAnd}, And: SubPoliciesConfig{SubPolicies: []SubConfig{
 		health,
 		{Name: "slow", Type: TypeLatency, Latency: LatencyConfig{ThresholdMs: 100}},
 	}}}
@@ -165,6 +165,15 @@ func TestRateLimiting(t *testing.T) {
 	assert.Equal(t, Sampled, e.decide(nil, pcommon.TraceID{}, two.SpanCount, epoch.Add(time.Second)), "a new second starts afresh")
 }
 
+// policies makes a policy list of leaf (or empty and/drop) policies.
+func policies(subs ...SubConfig) []Config {
+	out := make([]Config, len(subs))
+	for i, c := range subs {
+		out[i] = Config{SubConfig: c}
+	}
+	return out
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -172,19 +181,19 @@ func TestValidate(t *testing.T) {
 		err      string
 	}{
 		{"none", nil, "at least one policy"},
-		{"no name", []Config{{Type: TypeAlwaysSample}}, "name must be set"},
-		{"same name", []Config{{Name: "a", Type: TypeAlwaysSample}, {Name: "a", Type: TypeAlwaysSample}}, "used twice"},
-		{"no type", []Config{{Name: "a"}}, "type must be set"},
-		{"unknown type", []Config{{Name: "a", Type: "sometimes"}}, `unknown type "sometimes"`},
-		{"contrib type not here", []Config{{Name: "a", Type: "ottl_condition"}}, "not supported here"},
-		{"status code", []Config{{Name: "a", Type: TypeStatusCode, StatusCode: StatusCodeConfig{StatusCodes: []string{"FAILED"}}}}, "unknown status code"},
-		{"percentage", []Config{{Name: "a", Type: TypeProbabilistic, Probabilistic: ProbabilisticConfig{SamplingPercentage: 101}}}, "0-100"},
-		{"regex", []Config{{Name: "a", Type: TypeStringAttribute, StringAttribute: StringAttributeConfig{Key: "k", Values: []string{"("}, EnabledRegexMatching: true}}}, "invalid regular expression"},
-		{"numeric bounds", []Config{{Name: "a", Type: TypeNumericAttribute, NumericAttribute: NumericAttributeConfig{Key: "k"}}}, "min_value or max_value"},
-		{"latency upper", []Config{{Name: "a", Type: TypeLatency, Latency: LatencyConfig{ThresholdMs: 10, UpperThresholdMs: 5}}}, "upper_threshold_ms"},
-		{"rate", []Config{{Name: "a", Type: TypeRateLimiting}}, "spans_per_second"},
-		{"empty and", []Config{{Name: "a", Type: TypeAnd}}, "at least one sub-policy"},
-		{"nested drop", []Config{{Name: "a", Type: TypeAnd, And: SubPoliciesConfig{SubPolicies: []SubConfig{{Name: "b", Type: TypeDrop}}}}}, "cannot be nested"},
+		{"no name", policies(SubConfig{Type: TypeAlwaysSample}), "name must be set"},
+		{"same name", policies(SubConfig{Name: "a", Type: TypeAlwaysSample}, SubConfig{Name: "a", Type: TypeAlwaysSample}), "used twice"},
+		{"no type", policies(SubConfig{Name: "a"}), "type must be set"},
+		{"unknown type", policies(SubConfig{Name: "a", Type: "sometimes"}), `unknown type "sometimes"`},
+		{"contrib type not here", policies(SubConfig{Name: "a", Type: "ottl_condition"}), "not supported here"},
+		{"status code", policies(SubConfig{Name: "a", Type: TypeStatusCode, StatusCode: StatusCodeConfig{StatusCodes: []string{"FAILED"}}}), "unknown status code"},
+		{"percentage", policies(SubConfig{Name: "a", Type: TypeProbabilistic, Probabilistic: ProbabilisticConfig{SamplingPercentage: 101}}), "0-100"},
+		{"regex", policies(SubConfig{Name: "a", Type: TypeStringAttribute, StringAttribute: StringAttributeConfig{Key: "k", Values: []string{"("}, EnabledRegexMatching: true}}), "invalid regular expression"},
+		{"numeric bounds", policies(SubConfig{Name: "a", Type: TypeNumericAttribute, NumericAttribute: NumericAttributeConfig{Key: "k"}}), "min_value or max_value"},
+		{"latency upper", policies(SubConfig{Name: "a", Type: TypeLatency, Latency: LatencyConfig{ThresholdMs: 10, UpperThresholdMs: 5}}), "upper_threshold_ms"},
+		{"rate", policies(SubConfig{Name: "a", Type: TypeRateLimiting}), "spans_per_second"},
+		{"empty and", policies(SubConfig{Name: "a", Type: TypeAnd}), "at least one sub-policy"},
+		{"nested drop", []Config{{SubConfig: SubConfig{Name: "a", Type: TypeAnd}, And: SubPoliciesConfig{SubPolicies: []SubConfig{{Name: "b", Type: TypeDrop}}}}}, "cannot be nested"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
