@@ -65,8 +65,8 @@ func (r *report) perCoreCell(x *run) string {
 
 // sampled says the run stored fewer spans than it accepted, by 1 % or more: the collector decided
 // not to store some.
-func (x *run) sampled() bool {
-	return x.Gen.SpansAcked > 0 && float64(x.SpansInES) < 0.99*float64(x.Gen.SpansAcked)
+func (r *run) sampled() bool {
+	return r.Gen.SpansAcked > 0 && float64(r.SpansInES) < 0.99*float64(r.Gen.SpansAcked)
 }
 
 // minPositive is the smaller of a and b, a 0 meaning "none yet".
