@@ -69,3 +69,31 @@ func TestFragmentsRoundTrip(t *testing.T) {
 		assert.NotEmpty(t, got[i].encoded, "a fragment of one trace keeps its bytes")
 	}
 }
+
+// splitByTrace: a request of one trace moves whole (resources and scopes kept as they are); a
+// request of several traces gets one fragment per trace, each span under a copy of its resource
+// and scope, in the order the traces first appear.
+func TestSplitByTrace(t *testing.T) {
+	one := request("api", spanSpec{1, 0, false}, spanSpec{1, 1, true})
+	one.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty().SetTraceID(traceID(1))
+	frags := splitByTrace(one)
+	require.Len(t, frags, 1)
+	assert.Equal(t, int64(3), frags[0].count)
+	assert.Equal(t, 2, frags[0].spans.ResourceSpans().Len(), "resources kept as they came")
+	assert.Zero(t, one.SpanCount(), "moved, not copied")
+
+	mixed := request("api", spanSpec{2, 0, false}, spanSpec{3, 0, false}, spanSpec{2, 1, false})
+	frags = splitByTrace(mixed)
+	require.Len(t, frags, 2)
+	assert.Equal(t, traceID(2), frags[0].id)
+	assert.Equal(t, int64(2), frags[0].count)
+	assert.Equal(t, traceID(3), frags[1].id)
+	for _, f := range frags {
+		rs := f.spans.ResourceSpans().At(0)
+		name, _ := rs.Resource().Attributes().Get("service.name")
+		assert.Equal(t, "api", name.Str())
+		assert.Equal(t, "test", rs.ScopeSpans().At(0).Scope().Name())
+		assert.Equal(t, 1, f.spans.ResourceSpans().Len(), "consecutive spans share one copy")
+	}
+	assert.Empty(t, splitByTrace(ptrace.NewTraces()))
+}

@@ -33,6 +33,11 @@ type fragment struct {
 // splitByTrace moves a request's spans into one fragment per trace id, in the order the traces
 // first appear. td is left without spans.
 func splitByTrace(td ptrace.Traces) []*fragment {
+	if id, n, ok := oneTrace(td); ok { // a request of one trace moves whole: nothing to copy
+		f := &fragment{id: id, spans: ptrace.NewTraces(), count: n}
+		td.ResourceSpans().MoveAndAppendTo(f.spans.ResourceSpans())
+		return []*fragment{f}
+	}
 	var out []*fragment
 	index := map[pcommon.TraceID]*fragment{}
 	rss := td.ResourceSpans()
@@ -55,6 +60,28 @@ func splitByTrace(td ptrace.Traces) []*fragment {
 		}
 	}
 	return out
+}
+
+// oneTrace reports whether every span of td has one trace id (td has spans), that id and the
+// number of spans.
+func oneTrace(td ptrace.Traces) (pcommon.TraceID, int64, bool) {
+	var id pcommon.TraceID
+	n := int64(0)
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				if n > 0 && spans.At(k).TraceID() != id {
+					return id, n, false
+				}
+				id = spans.At(k).TraceID()
+				n++
+			}
+		}
+	}
+	return id, n, n > 0
 }
 
 // scopeFor returns the fragment's copy of the request's scope j under resource i.
