@@ -13,8 +13,6 @@ import (
 	"github.com/tracegate/tracegate/processor/durabletailsamplingprocessor/internal/tracelog"
 )
 
-var sizer ptrace.ProtoMarshaler
-
 // ConsumeTraces holds each trace of the request until its decision. It returns nil only once the
 // spans are held (with storage: written to the log, and fsynced with fsync: always); spans of a
 // trace already kept are passed on at once, and the next consumer's answer is returned.
@@ -23,13 +21,16 @@ func (p *tailProcessor) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 	if spans == 0 {
 		return nil
 	}
-	size := int64(sizer.TracesSize(td))
-	if reason := p.admit(size); reason != "" {
+	if reason := p.admit(0); reason != "" { // before any work: shutting down, too many traces
 		return p.refuse(ctx, spans, reason, nil)
 	}
 	frags := splitByTrace(td)
-	if err := p.prepare(frags); err != nil {
+	size, err := p.prepare(frags)
+	if err != nil {
 		return p.refuse(ctx, spans, reasonDiskError, err)
+	}
+	if reason := p.admit(size); reason != "" {
+		return p.refuse(ctx, spans, reason, nil)
 	}
 	seg, logged, err := p.persist(ctx, frags)
 	if err != nil {
@@ -63,20 +64,22 @@ func (p *tailProcessor) admit(size int64) string {
 }
 
 // prepare encodes each fragment (unless it is already) and lets the policies observe it, outside
-// any lock.
-func (p *tailProcessor) prepare(frags []*fragment) error {
+// any lock; it returns the encoded size of them all.
+func (p *tailProcessor) prepare(frags []*fragment) (int64, error) {
+	size := int64(0)
 	for _, f := range frags {
 		if f.encoded == nil {
 			b, err := marshaler.MarshalTraces(f.spans)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			f.encoded = b
 		}
+		size += int64(len(f.encoded))
 		f.obs = p.policies.NewObservation()
 		p.policies.Observe(f.obs, f.spans)
 	}
-	return nil
+	return size, nil
 }
 
 // persist writes the fragments as one log record and waits for it to be as durable as fsync says;

@@ -30,11 +30,14 @@ var fsyncModes = map[string]tracelog.FsyncMode{
 func (p *tailProcessor) openLog() error {
 	s := p.cfg.Storage
 	now := p.now()
+	undecodable := int64(0)
 	log, report, err := tracelog.Open(tracelog.Options{
 		Dir: s.Directory, SegmentBytes: s.SegmentMiB << 20,
 		Fsync: fsyncModes[s.Fsync], FsyncInterval: s.FsyncInterval,
 	}, func(seg tracelog.SegmentID, at int64, kind byte, payload []byte) error {
-		p.replay(seg, at, kind, payload, now)
+		if !p.replay(seg, at, kind, payload, now) {
+			undecodable += int64(len(payload))
+		}
 		return nil
 	})
 	if err != nil {
@@ -50,29 +53,36 @@ func (p *tailProcessor) openLog() error {
 	}
 	log.ReleaseUnreferenced()
 	p.publishLocked()
-	if report.Records > 0 || report.CorruptSegments > 0 {
-		p.logger.Info("Pending traces recovered from the disk log",
-			zap.Int("traces", len(p.pending.traces)), zap.Int64("spans", p.pending.spans),
-			zap.Int("records", report.Records), zap.Int("damaged_segments", report.CorruptSegments),
-			zap.Int64("skipped_bytes", report.SkippedBytes))
+	fields := []zap.Field{
+		zap.Int("traces", len(p.pending.traces)), zap.Int64("spans", p.pending.spans),
+		zap.Int("records", report.Records), zap.Int("damaged_segments", report.CorruptSegments),
+		zap.Int64("damaged_bytes", report.SkippedBytes+undecodable),
+	}
+	if damaged := report.SkippedBytes + undecodable; damaged > 0 {
+		// Spans in these bytes were acknowledged and are lost: said at warn, the configs' level.
+		p.tel.damaged(damaged)
+		p.logger.Warn("Part of the pending spans' disk log could not be read back; the spans in it are lost", fields...)
+	} else if report.Records > 0 {
+		p.logger.Info("Pending traces recovered from the disk log", fields...)
 	}
 	return nil
 }
 
-// replay applies one record of the log to the pending store (mu is not needed: nothing runs yet).
+// replay applies one record of the log to the pending store (mu is not needed: nothing runs yet);
+// false: the record could not be read whole.
 // at is where the payload starts in segment seg: a fragment that keeps its bytes of the payload
 // is held as its place on disk, the rest (a record of several traces in one fragment, which
 // tracegate does not write) in memory.
-func (p *tailProcessor) replay(seg tracelog.SegmentID, at int64, kind byte, payload []byte, now time.Time) {
+func (p *tailProcessor) replay(seg tracelog.SegmentID, at int64, kind byte, payload []byte, now time.Time) bool {
 	switch kind {
 	case recordSpans:
 		frags, err := decodeFragments(payload)
 		if err != nil {
-			p.logger.Warn("A record of the pending spans' log cannot be read; it is skipped", zap.Error(err))
+			p.logger.Warn("A record of the pending spans' log cannot be read; the fragments after the damage are lost", zap.Error(err))
 		}
-		if err := p.prepare(frags); err != nil {
-			p.logger.Warn("A record of the pending spans' log cannot be read; it is skipped", zap.Error(err))
-			return
+		if _, prepErr := p.prepare(frags); prepErr != nil {
+			p.logger.Warn("A record of the pending spans' log cannot be read; it is lost", zap.Error(prepErr))
+			return false
 		}
 		for _, f := range frags {
 			if f.at >= 0 {
@@ -82,6 +92,7 @@ func (p *tailProcessor) replay(seg tracelog.SegmentID, at int64, kind byte, payl
 			}
 			p.pending.add(f, now)
 		}
+		return err == nil
 	case recordDone:
 		for len(payload) >= 16 {
 			if t := p.pending.traces[pcommon.TraceID(payload[:16])]; t != nil {
@@ -91,6 +102,7 @@ func (p *tailProcessor) replay(seg tracelog.SegmentID, at int64, kind byte, payl
 			payload = payload[16:]
 		}
 	}
+	return true
 }
 
 // finish releases the log segments of traces whose decision is carried out, and records them as

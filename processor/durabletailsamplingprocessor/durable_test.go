@@ -2,6 +2,7 @@ package durabletailsamplingprocessor
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,7 +10,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/tracegate/tracegate/processor/durabletailsamplingprocessor/internal/metadatatest"
 )
 
 func durableConfig(t *testing.T, dir string) *Config {
@@ -121,4 +127,31 @@ func TestUnusableDirectory(t *testing.T) {
 	p, err := newTailProcessor(processortestSettings(), cfg, &recordingSink{})
 	require.NoError(t, err)
 	assert.ErrorContains(t, p.Start(context.Background(), nil), "opening the pending spans' log")
+}
+
+// A damaged log loses the spans in the damage, counted in damaged_bytes at start.
+func TestDamagedLogIsCounted(t *testing.T) {
+	cfg := durableConfig(t, "")
+	p := newTestProcessor(t, cfg, &recordingSink{})
+	require.NoError(t, p.ConsumeTraces(context.Background(), request("api", spanSpec{1, 0, true})))
+	require.NoError(t, p.ConsumeTraces(context.Background(), request("api", spanSpec{2, 0, true})))
+	files, err := filepath.Glob(filepath.Join(cfg.Storage.Directory, "*.tlog"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	b, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	b[len(b)-5] ^= 0xff // inside the second record: its checksum fails
+	require.NoError(t, os.WriteFile(files[0], b, 0o600))
+
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	q, err := newTailProcessor(metadatatest.NewSettings(tel), cfg, &recordingSink{})
+	require.NoError(t, err)
+	require.NoError(t, q.openLog())
+	assert.EqualValues(t, 1, q.gaugeTraces.Load(), "the first trace is recovered")
+	metadatatest.AssertEqualProcessorDurableTailSamplingDamagedBytes(t, tel, []metricdata.DataPoint[int64]{
+		// The segment after its header (8 bytes) and first record (9-byte header and payload).
+		{Value: int64(len(b)) - (8 + 9 + int64(binary.LittleEndian.Uint32(b[8:12])))},
+	}, metricdatatest.IgnoreTimestamp())
+	require.NoError(t, q.Shutdown(context.Background()))
 }

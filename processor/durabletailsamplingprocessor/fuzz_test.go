@@ -47,7 +47,8 @@ func FuzzReplay(f *testing.F) {
 // spansPayload is the payload of the spans record persist writes for td.
 func spansPayload(tb testing.TB, p *tailProcessor, td ptrace.Traces) []byte {
 	frags := splitByTrace(td)
-	require.NoError(tb, p.prepare(frags))
+	_, err := p.prepare(frags)
+	require.NoError(tb, err)
 	var out []byte
 	for _, part := range recordParts(frags) {
 		out = append(out, part...)

@@ -95,6 +95,10 @@ func (t *telemetry) lost(ctx context.Context, spans int64, reason string) {
 	t.tb.ProcessorDurableTailSamplingLostSpans.Add(ctx, spans, reasonOption(reason))
 }
 
+func (t *telemetry) damaged(n int64) {
+	t.tb.ProcessorDurableTailSamplingDamagedBytes.Add(context.Background(), n)
+}
+
 func (t *telemetry) redelivery(ctx context.Context) {
 	t.tb.ProcessorDurableTailSamplingRedeliveries.Add(ctx, 1)
 }

@@ -28,6 +28,7 @@ type TelemetryBuilder struct {
 	meter                                     metric.Meter
 	mu                                        sync.Mutex
 	registrations                             []metric.Registration
+	ProcessorDurableTailSamplingDamagedBytes  metric.Int64Counter
 	ProcessorDurableTailSamplingDiskBytes     metric.Int64ObservableGauge
 	ProcessorDurableTailSamplingHeldBytes     metric.Int64ObservableGauge
 	ProcessorDurableTailSamplingLateSpans     metric.Int64Counter
@@ -139,6 +140,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorDurableTailSamplingDamagedBytes, err = builder.meter.Int64Counter(
+		"otelcol.processor.durable_tail_sampling.damaged_bytes",
+		metric.WithDescription("Bytes of the disk log that could not be read back at start (a damaged segment's rest, a record that could not be read whole); the waiting spans in them are lost. [Alpha]"),
+		metric.WithUnit("By"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorDurableTailSamplingDiskBytes, err = builder.meter.Int64ObservableGauge(
 		"otelcol.processor.durable_tail_sampling.disk_bytes",
 		metric.WithDescription("Bytes of the pending spans' disk log (segments are removed once their traces are decided and delivered). [Alpha]"),

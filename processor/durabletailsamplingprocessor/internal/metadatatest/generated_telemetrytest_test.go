@@ -36,12 +36,16 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	tb.ProcessorDurableTailSamplingDamagedBytes.Add(context.Background(), 1)
 	tb.ProcessorDurableTailSamplingLateSpans.Add(context.Background(), 1)
 	tb.ProcessorDurableTailSamplingLostSpans.Add(context.Background(), 1)
 	tb.ProcessorDurableTailSamplingRedeliveries.Add(context.Background(), 1)
 	tb.ProcessorDurableTailSamplingRefusedSpans.Add(context.Background(), 1)
 	tb.ProcessorDurableTailSamplingSpansDecided.Add(context.Background(), 1)
 	tb.ProcessorDurableTailSamplingTracesDecided.Add(context.Background(), 1)
+	AssertEqualProcessorDurableTailSamplingDamagedBytes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorDurableTailSamplingDiskBytes(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())

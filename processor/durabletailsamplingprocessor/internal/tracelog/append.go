@@ -12,17 +12,12 @@ import (
 // must not be 0 and the payload at most MaxRecordBytes. After Close the error wraps
 // os.ErrClosed.
 func (l *Log) Append(kind byte, payload []byte) (SegmentID, error) {
-	return l.AppendParts(kind, payload)
-}
-
-// AppendParts is Append of the parts' concatenation, without the caller building it.
-func (l *Log) AppendParts(kind byte, parts ...[]byte) (SegmentID, error) {
-	seg, _, err := l.AppendPartsAt(kind, parts...)
+	seg, _, err := l.AppendPartsAt(kind, payload)
 	return seg, err
 }
 
-// AppendPartsAt is AppendParts that also returns where the payload starts in its segment, for
-// ReadAt.
+// AppendPartsAt is Append of the parts' concatenation, without the caller building it; it also
+// returns where the payload starts in its segment, for ReadAt.
 func (l *Log) AppendPartsAt(kind byte, parts ...[]byte) (SegmentID, int64, error) {
 	if kind == 0 {
 		return 0, 0, errors.New("tracelog: record kind 0 is reserved")
