@@ -22,12 +22,6 @@ const (
 	Dropped                    // a drop policy matched: drop it whatever the others say
 )
 
-// Trace is what the policies see of one trace: its spans (under their resources) and how many.
-type Trace struct {
-	Spans     ptrace.Traces
-	SpanCount int64
-}
-
 // Observation is what the policies remember of a trace's spans so far: one state per leaf
 // policy. A trace's fragments are observed as they arrive, so the decision needs none of its
 // spans; observing fragments one by one gives the state observing them together would.
@@ -115,13 +109,6 @@ func (o Observation) Merge(f Observation) {
 			a.haveRoot, a.rootService = true, b.rootService
 		}
 	}
-}
-
-// Decide observes the whole trace and decides it (DecideObserved).
-func (s *Set) Decide(id pcommon.TraceID, t *Trace, now time.Time) (Decision, string) {
-	o := s.NewObservation()
-	s.Observe(o, t.Spans)
-	return s.DecideObserved(id, o, t.SpanCount, now)
 }
 
 // DecideObserved evaluates the policies in order on what was observed of a trace of spans spans:
