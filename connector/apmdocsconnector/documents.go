@@ -1,0 +1,177 @@
+package apmdocsconnector
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"strconv"
+
+	"github.com/elastic/apm-data/model/modeljson"
+	"github.com/elastic/apm-data/model/modelpb"
+	"github.com/elastic/apm-data/model/modelprocessor"
+	"go.elastic.co/fastjson"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/tracegate/tracegate/connector/apmdocsconnector/internal/jsonmap"
+)
+
+// The Elasticsearch exporter's attributes: the mapping mode of a scope (bodymap writes a record's
+// body as the document), the data stream to write to and the document's id.
+const (
+	attrMappingMode = "elastic.mapping.mode"
+	attrIndex       = "elasticsearch.index"
+	attrDocumentID  = "elasticsearch.document_id"
+)
+
+// write counts the events, leaves out the unsampled transactions and hands the rest on as
+// documents. The counts are made before the next consumer answers: a refused batch that a client
+// sends again is counted again, as APM Server counts what an agent sends again.
+func (a *apmDocs) write(ctx context.Context, batch modelpb.Batch, next consumer.Logs) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	_ = a.enrich.ProcessBatch(ctx, &batch) // APM Server's processors return no error
+	if a.agg != nil {
+		a.agg.Add(batch)
+	}
+	if a.cfg.DropUnsampled {
+		_ = modelprocessor.NewDropUnsampled(false, func(n int64) {
+			a.dropped(ctx, n, reasonUnsampled, nil)
+		}).ProcessBatch(ctx, &batch)
+	}
+	logs := a.documents(ctx, batch, "")
+	if logs.LogRecordCount() == 0 {
+		return nil
+	}
+	return next.ConsumeLogs(ctx, logs)
+}
+
+// documents encodes each event as APM Server does, one scope per data stream. salt tells apart
+// the documents of a window written more than once.
+func (a *apmDocs) documents(ctx context.Context, batch modelpb.Batch, salt string) plog.Logs {
+	_ = a.route.ProcessBatch(ctx, &batch)
+	logs := plog.NewLogs()
+	scopes := map[string]plog.ScopeLogs{}
+	rl := logs.ResourceLogs().AppendEmpty()
+	var w fastjson.Writer
+	var kinds [kindCount]int64
+	for _, e := range batch {
+		e.Observer = a.observer
+		ds := e.GetDataStream()
+		index := ds.GetType() + "-" + ds.GetDataset() + "-" + ds.GetNamespace()
+		w.Reset()
+		if err := modeljson.MarshalAPMEvent(e, &w); err != nil {
+			a.dropped(ctx, 1, reasonUnconvertible, err)
+			continue
+		}
+		rec := scopeFor(scopes, rl, index).LogRecords().AppendEmpty()
+		if err := jsonmap.Into(w.Bytes(), rec.Body().SetEmptyMap()); err != nil {
+			a.dropped(ctx, 1, reasonUnconvertible, err)
+			continue
+		}
+		rec.SetTimestamp(pcommon.Timestamp(e.GetTimestamp()))
+		if a.cfg.DocumentIDs {
+			rec.Attributes().PutStr(attrDocumentID, documentID(e, index, w.Bytes(), salt))
+		}
+		kinds[kindOf(e, salt != "")]++
+	}
+	for k, n := range kinds {
+		if n > 0 {
+			a.telemetry.ConnectorApmdocsDocuments.Add(ctx, n, metric.WithAttributeSet(kindSets[k]))
+		}
+	}
+	return logs
+}
+
+func scopeFor(scopes map[string]plog.ScopeLogs, rl plog.ResourceLogs, index string) plog.ScopeLogs {
+	sl, ok := scopes[index]
+	if !ok {
+		sl = rl.ScopeLogs().AppendEmpty()
+		sl.Scope().Attributes().PutStr(attrMappingMode, "bodymap")
+		sl.Scope().Attributes().PutStr(attrIndex, index)
+		scopes[index] = sl
+	}
+	return sl
+}
+
+// documentID names a document by what it is: a transaction, span or error by its id (a client's
+// retry sends the same ids), anything else by its content and salt (a replay sends the same
+// bytes). Elasticsearch answers 409 for a second document of the same id in a data stream.
+func documentID(e *modelpb.APMEvent, index string, doc []byte, salt string) string {
+	h := sha256.New()
+	h.Write([]byte(index))
+	h.Write([]byte{0})
+	switch id := eventID(e); {
+	case id != "":
+		h.Write([]byte(e.GetTrace().GetId()))
+		h.Write([]byte{0})
+		h.Write([]byte(id))
+	default:
+		h.Write([]byte(salt))
+		h.Write([]byte{0})
+		h.Write(doc)
+	}
+	var sum [sha256.Size]byte
+	return base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:16])
+}
+
+func eventID(e *modelpb.APMEvent) string {
+	switch e.Type() {
+	case modelpb.TransactionEventType:
+		return "t" + e.GetTransaction().GetId()
+	case modelpb.SpanEventType:
+		return "s" + e.GetSpan().GetId()
+	case modelpb.ErrorEventType:
+		// Not error.id: apm-data draws a random one for each exception event it converts.
+		return "e" + e.GetParentId() + "/" + strconv.FormatUint(e.GetTimestamp(), 10) + "/" + e.GetError().GetGroupingKey()
+	}
+	return ""
+}
+
+// The kinds of documents counted.
+const (
+	kindTransaction = iota
+	kindSpan
+	kindError
+	kindLog
+	kindMetricset
+	kindAggregated
+	kindCount
+)
+
+var kindSets = [kindCount]attribute.Set{
+	attribute.NewSet(attribute.String("kind", "transaction")),
+	attribute.NewSet(attribute.String("kind", "span")),
+	attribute.NewSet(attribute.String("kind", "error")),
+	attribute.NewSet(attribute.String("kind", "log")),
+	attribute.NewSet(attribute.String("kind", "metricset")),
+	attribute.NewSet(attribute.String("kind", "aggregated")),
+}
+
+func kindOf(e *modelpb.APMEvent, aggregated bool) int {
+	switch e.Type() {
+	case modelpb.TransactionEventType:
+		return kindTransaction
+	case modelpb.SpanEventType:
+		return kindSpan
+	case modelpb.ErrorEventType:
+		return kindError
+	case modelpb.MetricEventType:
+		if aggregated {
+			return kindAggregated
+		}
+		return kindMetricset
+	}
+	return kindLog
+}
+
+// Why events were not written.
+const (
+	reasonUnsampled     = "unsampled"
+	reasonUnconvertible = "unconvertible"
+	reasonRefused       = "refused"
+)
