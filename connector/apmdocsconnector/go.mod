@@ -16,6 +16,7 @@ require (
 	go.opentelemetry.io/collector/consumer/consumertest v0.148.0
 	go.opentelemetry.io/collector/pdata v1.54.0
 	go.opentelemetry.io/collector/pipeline v1.54.0
+	go.opentelemetry.io/collector/receiver/receivertest v0.148.0
 	go.opentelemetry.io/otel v1.42.0
 	go.opentelemetry.io/otel/metric v1.42.0
 	go.opentelemetry.io/otel/sdk/metric v1.42.0
@@ -26,7 +27,37 @@ require (
 
 require (
 	github.com/elastic/opentelemetry-lib v0.21.0 // indirect
+	github.com/felixge/httpsnoop v1.0.4 // indirect
+	github.com/foxboron/go-tpm-keyfiles v0.0.0-20251226215517-609e4778396f // indirect
+	github.com/fsnotify/fsnotify v1.9.0 // indirect
+	github.com/golang/snappy v1.0.0 // indirect
+	github.com/google/go-tpm v0.9.8 // indirect
+	github.com/klauspost/compress v1.18.4 // indirect
+	github.com/pierrec/lz4/v4 v4.1.26 // indirect
+	github.com/rs/cors v1.11.1 // indirect
+	github.com/tracegate/tracegate/internal/httpserve v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/readiness v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/refusalwait v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/warnonce v0.0.0-00010101000000-000000000000 // indirect
+	go.opentelemetry.io/collector/client v1.54.0 // indirect
+	go.opentelemetry.io/collector/component/componentstatus v0.148.0 // indirect
+	go.opentelemetry.io/collector/config/configauth v1.54.0 // indirect
+	go.opentelemetry.io/collector/config/configcompression v1.54.0 // indirect
+	go.opentelemetry.io/collector/config/confighttp v0.148.0 // indirect
+	go.opentelemetry.io/collector/config/configmiddleware v1.54.0 // indirect
+	go.opentelemetry.io/collector/config/confignet v1.54.0 // indirect
+	go.opentelemetry.io/collector/config/configopaque v1.54.0 // indirect
+	go.opentelemetry.io/collector/config/configoptional v1.54.0 // indirect
+	go.opentelemetry.io/collector/config/configtls v1.54.0 // indirect
+	go.opentelemetry.io/collector/extension/extensionauth v1.54.0 // indirect
+	go.opentelemetry.io/collector/extension/extensionmiddleware v0.148.0 // indirect
 	go.opentelemetry.io/collector/receiver v1.54.0 // indirect
+	go.opentelemetry.io/collector/receiver/receiverhelper v0.148.0 // indirect
+	go.opentelemetry.io/collector/receiver/xreceiver v0.148.0 // indirect
+	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.67.0 // indirect
+	golang.org/x/crypto v0.48.0 // indirect
+	golang.org/x/net v0.51.0 // indirect
+	golang.org/x/text v0.34.0 // indirect
 )
 
 require (
@@ -50,6 +81,7 @@ require (
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/tracegate/tracegate/internal/apmevent v0.0.0-00010101000000-000000000000
+	github.com/tracegate/tracegate/receiver/elasticapmreceiver v0.0.0-00010101000000-000000000000
 	go.elastic.co/fastjson v1.5.1
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/collector/connector/xconnector v0.148.0 // indirect
@@ -62,7 +94,6 @@ require (
 	go.opentelemetry.io/otel/sdk v1.42.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260226221140-a57be14db171 // indirect
 	google.golang.org/grpc v1.79.2 // indirect
@@ -77,3 +108,13 @@ replace github.com/tracegate/tracegate/internal/sharedcomponent => ../../interna
 replace github.com/tracegate/tracegate/internal/testbed => ../../internal/testbed
 
 replace github.com/tracegate/tracegate/internal/apmevent => ../../internal/apmevent
+
+replace github.com/tracegate/tracegate/receiver/elasticapmreceiver => ../../receiver/elasticapmreceiver
+
+replace github.com/tracegate/tracegate/internal/httpserve => ../../internal/httpserve
+
+replace github.com/tracegate/tracegate/internal/readiness => ../../internal/readiness
+
+replace github.com/tracegate/tracegate/internal/refusalwait => ../../internal/refusalwait
+
+replace github.com/tracegate/tracegate/internal/warnonce => ../../internal/warnonce

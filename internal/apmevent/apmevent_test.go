@@ -39,3 +39,17 @@ func TestDecodeRefusesOtherBodies(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotEvent)
 	assert.False(t, IsEvents(plog.NewScopeLogs()))
 }
+
+// FuzzDecode: any record body is decoded or refused with ErrNotEvent, never a panic.
+func FuzzDecode(f *testing.F) {
+	good, _ := (&modelpb.APMEvent{Transaction: &modelpb.Transaction{Id: "t1"}}).MarshalVT()
+	f.Add(good)
+	f.Add([]byte{0x0a, 0xff})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := plog.NewLogRecord()
+		r.Body().SetEmptyBytes().FromRaw(body)
+		if _, err := Decode(r); err != nil {
+			require.ErrorIs(t, err, ErrNotEvent)
+		}
+	})
+}

@@ -38,6 +38,12 @@ type Config struct {
 	// once. Default 1s; at most 1m.
 	RefusalWait time.Duration `mapstructure:"refusal_wait"`
 
+	// Output is what the receiver hands on: "otel" (default), the events converted to
+	// OpenTelemetry traces, logs and metrics; or "apm_events", APM Server's own events as decoded,
+	// every type to the logs pipeline, one log record each (internal/apmevent), for the apmdocs
+	// connector that writes them as APM Server's documents (configs/elasticsearch/apm-classic.yaml).
+	Output string `mapstructure:"output"`
+
 	// ServerVersion is the APM Server version GET / reports. Agents choose features by it; 9.2.0 is
 	// the oldest Elastic Stack tracegate's APM path supports. Default 9.2.0.
 	ServerVersion string `mapstructure:"server_version"`
@@ -50,6 +56,12 @@ var _ component.Config = (*Config)(nil)
 
 const maxEventLimit = 64 << 20
 
+// The outputs.
+const (
+	OutputOTel      = "otel"
+	OutputAPMEvents = "apm_events"
+)
+
 // Validate checks every limit.
 func (cfg *Config) Validate() error {
 	var errs []error
@@ -61,6 +73,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("max_event_size must be between 1 and %d bytes, got %d", maxEventLimit, cfg.MaxEventSize))
 	} else if int64(cfg.MaxEventSize) > cfg.MaxRequestBodySize && cfg.MaxRequestBodySize > 0 {
 		errs = append(errs, fmt.Errorf("max_event_size (%d) must not exceed max_request_body_size (%d)", cfg.MaxEventSize, cfg.MaxRequestBodySize))
+	}
+	if cfg.Output != OutputOTel && cfg.Output != OutputAPMEvents {
+		errs = append(errs, fmt.Errorf("output must be %q or %q, got %q", OutputOTel, OutputAPMEvents, cfg.Output))
 	}
 	if cfg.ServerVersion == "" {
 		errs = append(errs, errors.New("server_version must not be empty"))

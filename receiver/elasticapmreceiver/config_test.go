@@ -27,6 +27,7 @@ func TestLoadConfig(t *testing.T) {
 	custom.QueueTimeout = 500 * time.Millisecond
 	custom.RefusalWait = 250 * time.Millisecond
 	custom.ServerVersion = "9.3.0"
+	custom.Output = OutputAPMEvents
 
 	for _, tt := range []struct {
 		id   component.ID
@@ -85,6 +86,7 @@ func TestValidate(t *testing.T) {
 		{"negative queue timeout", func(c *Config) { c.QueueTimeout = -time.Second }, "queue_timeout must not be negative"},
 		{"refusal wait too long", func(c *Config) { c.RefusalWait = 2 * time.Minute }, "refusal_wait must be between 0 and 1m0s"},
 		{"no version", func(c *Config) { c.ServerVersion = "" }, "server_version must not be empty"},
+		{"unknown output", func(c *Config) { c.Output = "ecs" }, `output must be "otel" or "apm_events", got "ecs"`},
 		{"negative read timeout", func(c *Config) { c.ReadTimeout = -time.Second }, "read_timeout must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

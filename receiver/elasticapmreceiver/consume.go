@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
+	"github.com/tracegate/tracegate/internal/apmevent"
 	"github.com/tracegate/tracegate/internal/refusalwait"
 	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/convert"
 )
@@ -24,6 +25,11 @@ const dataFormat = "elasticapm"
 // later; 400 would tell it the events were bad), a permanent error 500.
 func (r *intakeReceiver) consume(ctx context.Context, d *decoded, res *result) {
 	ev := d.out.Events
+	if r.cfg.Output == OutputAPMEvents {
+		r.consumeSignal(ctx, res, "logs", r.next.Logs != nil, convert.EventTypes(), ev,
+			func() error { return r.consumeEvents(ctx, d) })
+		return
+	}
 	r.consumeSignal(ctx, res, "traces", r.next.Traces != nil, []convert.EventType{convert.Transaction, convert.Span}, ev,
 		func() error { return r.consumeTraces(ctx, d) })
 	r.consumeSignal(ctx, res, "logs", r.next.Logs != nil, []convert.EventType{convert.Error, convert.Log}, ev,
@@ -110,6 +116,21 @@ func (r *intakeReceiver) consumeMetrics(ctx context.Context, d *decoded) error {
 		start: r.obsrep.StartMetricsOp, end: r.obsrep.EndMetricsOp, next: r.next.Metrics.ConsumeMetrics,
 		of: func(o *convert.Output) pmetric.Metrics { return o.Metrics }, items: d.out.Metrics.DataPointCount(),
 	})
+}
+
+// consumeEvents hands the events on as they were decoded, one log record each, built afresh for
+// each re-offer (a consumer may keep what it was given).
+func (r *intakeReceiver) consumeEvents(ctx context.Context, d *decoded) error {
+	ctx = r.obsrep.StartLogsOp(ctx)
+	err := r.offer(ctx, func(int) error {
+		logs := plog.NewLogs()
+		if err := apmevent.Append(logs, d.events); err != nil {
+			return consumererror.NewPermanent(err)
+		}
+		return r.next.Logs.ConsumeLogs(ctx, logs)
+	})
+	r.obsrep.EndLogsOp(ctx, dataFormat, len(d.events), err)
+	return err
 }
 
 // offer re-offers refused data for refusal_wait.

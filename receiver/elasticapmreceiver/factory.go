@@ -42,6 +42,7 @@ func createDefaultConfig() component.Config {
 		QueueTimeout:          time.Second,
 		RefusalWait:           time.Second,
 		ServerVersion:         "9.2.0",
+		Output:                OutputOTel,
 	}
 }
 

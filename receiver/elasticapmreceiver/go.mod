@@ -66,6 +66,7 @@ require (
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/rs/cors v1.11.1 // indirect
 	github.com/tinylib/msgp v1.6.5 // indirect
+	github.com/tracegate/tracegate/internal/apmevent v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/collector/client v1.54.0 // indirect
 	go.opentelemetry.io/collector/component/componentstatus v0.148.0 // indirect
@@ -109,3 +110,5 @@ replace github.com/tracegate/tracegate/internal/sharedcomponent => ../../interna
 replace github.com/tracegate/tracegate/internal/testbed => ../../internal/testbed
 
 replace github.com/tracegate/tracegate/internal/warnonce => ../../internal/warnonce
+
+replace github.com/tracegate/tracegate/internal/apmevent => ../../internal/apmevent

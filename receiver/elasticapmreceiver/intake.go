@@ -145,6 +145,9 @@ func (r *intakeReceiver) decode(ctx context.Context, body *bufio.Reader, bufs *r
 			if err := r.appendSpans(ctx, st.spans, metadata, d); err != nil {
 				res.add(http.StatusInternalServerError, err.Error(), "")
 			}
+			if r.cfg.Output == OutputAPMEvents {
+				d.out.Events = convert.CountsOf(d.events)
+			}
 			return d
 		}
 	}
@@ -165,9 +168,15 @@ func (r *intakeReceiver) decode(ctx context.Context, body *bufio.Reader, bufs *r
 				}
 			}
 			d.events = append(d.events, *b...)
+			if r.cfg.Output == OutputAPMEvents {
+				return nil
+			}
 			return r.converter.Append(ctx, b, d.out)
 		}), &stream)
 	r.recordInvalid(ctx, &stream, res)
+	if r.cfg.Output == OutputAPMEvents {
+		d.out.Events = convert.CountsOf(d.events)
+	}
 	if err != nil {
 		status, msg, doc := streamError(err)
 		res.add(status, msg, doc)
@@ -190,6 +199,9 @@ func (r *intakeReceiver) appendSpans(ctx context.Context, events []*modelpb.APME
 		} else {
 			own = append(own, e)
 		}
+	}
+	if r.cfg.Output == OutputAPMEvents {
+		return nil // handed on as they are
 	}
 	r.converter.AppendSpans(shared, d.out)
 	if len(own) == 0 {

@@ -42,6 +42,26 @@ func EventTypes() []EventType { return []EventType{Transaction, Span, Error, Met
 // Counts holds a number per event type.
 type Counts [numEventTypes]int
 
+// CountsOf counts events by type, for events handed on unconverted.
+func CountsOf(events []*modelpb.APMEvent) Counts {
+	var c Counts
+	for _, e := range events {
+		switch e.Type() {
+		case modelpb.TransactionEventType:
+			c[Transaction]++
+		case modelpb.SpanEventType:
+			c[Span]++
+		case modelpb.ErrorEventType:
+			c[Error]++
+		case modelpb.LogEventType:
+			c[Log]++
+		case modelpb.MetricEventType:
+			c[Metricset]++
+		}
+	}
+	return c
+}
+
 // Total is the sum over event types.
 func (c Counts) Total() int {
 	n := 0
