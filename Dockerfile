@@ -17,6 +17,7 @@ COPY internal/ddsampler/go.* ./internal/ddsampler/
 COPY internal/httpserve/go.* ./internal/httpserve/
 COPY internal/readiness/go.* ./internal/readiness/
 COPY internal/refusalwait/go.* ./internal/refusalwait/
+COPY internal/apmevent/go.* ./internal/apmevent/
 COPY internal/sharedcomponent/go.* ./internal/sharedcomponent/
 COPY internal/warnonce/go.* ./internal/warnonce/
 COPY internal/estemplates/go.* ./internal/estemplates/
@@ -31,6 +32,7 @@ COPY processor/elasticmappingprocessor/go.* ./processor/elasticmappingprocessor/
 COPY processor/tracesamplingprocessor/go.* ./processor/tracesamplingprocessor/
 COPY processor/durabletailsamplingprocessor/go.* ./processor/durabletailsamplingprocessor/
 COPY connector/apmmetricsconnector/go.* ./connector/apmmetricsconnector/
+COPY connector/apmdocsconnector/go.* ./connector/apmdocsconnector/
 COPY extension/readylogextension/go.* ./extension/readylogextension/
 RUN cd cmd/tracegate && go mod download
 COPY . .

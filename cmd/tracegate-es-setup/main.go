@@ -9,7 +9,10 @@
 //
 // Modes: otel (8.16+: checks that Elasticsearch ships the templates, and adds the retention they
 // lack: a 30-day policy through traces-otel@custom), ecs
-// (8.12-8.15), plain (7.17, 8.0-8.11). It is idempotent: resources tracegate installed are upgraded
+// (8.12-8.15), plain (7.17, 8.0-8.11), apm-classic (8.0+: installs nothing; checks that the APM
+// integration's data streams and ingest pipelines, which configs/elasticsearch/apm-classic.yaml
+// writes through, are on the cluster, and prints how to install them and the API key's
+// privileges). It is idempotent: resources tracegate installed are upgraded
 // only when this version is newer, and resources it did not install are never overwritten unless
 // --force is given. The JSON it installs is in configs/elasticsearch/<mode>/.
 package main
@@ -28,7 +31,7 @@ import (
 
 func main() {
 	fs := flag.NewFlagSet("tracegate-es-setup", flag.ExitOnError)
-	mode := fs.String("mode", "otel", "mapping: otel (Elasticsearch 8.16+), ecs (8.12-8.15) or plain (7.17, 8.0-8.11)")
+	mode := fs.String("mode", "otel", "mapping: otel (Elasticsearch 8.16+), ecs (8.12-8.15), plain (7.17, 8.0-8.11) or apm-classic (8.0+, a check of the APM integration)")
 	force := fs.Bool("force", false, "overwrite existing policies and templates, also newer ones and those tracegate did not install")
 	timeout := fs.Duration("timeout", time.Minute, "give up after this long")
 	_ = fs.Parse(os.Args[1:])

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	otelconftelemetry "go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 	apmmetricsconnector "github.com/tracegate/tracegate/connector/apmmetricsconnector"
+	apmdocsconnector "github.com/tracegate/tracegate/connector/apmdocsconnector"
 	elasticapmconnector "github.com/elastic/opentelemetry-collector-components/connector/elasticapmconnector"
 	forwardconnector "go.opentelemetry.io/collector/connector/forwardconnector"
 	elasticsearchexporter "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/elasticsearchexporter"
@@ -178,6 +179,7 @@ func components() (otelcol.Factories, error) {
 
 	factories.Connectors, err = otelcol.MakeFactoryMap[connector.Factory](
 		apmmetricsconnector.NewFactory(),
+		apmdocsconnector.NewFactory(),
 		elasticapmconnector.NewFactory(),
 		forwardconnector.NewFactory(),
 	)
@@ -186,6 +188,7 @@ func components() (otelcol.Factories, error) {
 	}
 	factories.ConnectorModules = makeModulesMap(factories.Connectors, map[component.Type]string{
 		apmmetricsconnector.NewFactory().Type(): "github.com/tracegate/tracegate/connector/apmmetricsconnector v0.0.0",
+		apmdocsconnector.NewFactory().Type(): "github.com/tracegate/tracegate/connector/apmdocsconnector v0.0.0",
 		elasticapmconnector.NewFactory().Type(): "github.com/elastic/opentelemetry-collector-components/connector/elasticapmconnector v0.36.0",
 		forwardconnector.NewFactory().Type(): "go.opentelemetry.io/collector/connector/forwardconnector v0.148.0",
 	})

@@ -27,6 +27,7 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/jaegerreceiver v0.148.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/kafkareceiver v0.148.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/zipkinreceiver v0.148.0
+	github.com/tracegate/tracegate/connector/apmdocsconnector v0.0.0
 	github.com/tracegate/tracegate/connector/apmmetricsconnector v0.0.0
 	github.com/tracegate/tracegate/extension/readylogextension v0.0.0
 	github.com/tracegate/tracegate/processor/bufferprocessor v0.0.0
@@ -269,6 +270,7 @@ require (
 	github.com/tinylib/msgp v1.6.5 // indirect
 	github.com/tklauser/go-sysconf v0.3.16 // indirect
 	github.com/tklauser/numcpus v0.11.0 // indirect
+	github.com/tracegate/tracegate/internal/apmevent v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/ddsampler v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/estemplates v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/gcdefaults v0.0.0-00010101000000-000000000000 // indirect
@@ -418,6 +420,8 @@ replace github.com/tracegate/tracegate/internal/readiness => ../../internal/read
 
 replace github.com/tracegate/tracegate/internal/refusalwait => ../../internal/refusalwait
 
+replace github.com/tracegate/tracegate/internal/apmevent => ../../internal/apmevent
+
 replace github.com/tracegate/tracegate/internal/sharedcomponent => ../../internal/sharedcomponent
 
 replace github.com/tracegate/tracegate/internal/warnonce => ../../internal/warnonce
@@ -445,6 +449,8 @@ replace github.com/tracegate/tracegate/processor/tracesamplingprocessor => ../..
 replace github.com/tracegate/tracegate/processor/durabletailsamplingprocessor => ../../processor/durabletailsamplingprocessor
 
 replace github.com/tracegate/tracegate/connector/apmmetricsconnector => ../../connector/apmmetricsconnector
+
+replace github.com/tracegate/tracegate/connector/apmdocsconnector => ../../connector/apmdocsconnector
 
 replace github.com/tracegate/tracegate/extension/readylogextension => ../../extension/readylogextension
 

@@ -29,6 +29,8 @@ var minVersion = map[string][2]int{
 	"otel":  {8, 16}, // the otel-data plugin's traces-*.otel-* templates
 	"ecs":   {8, 12}, // require_data_stream
 	"plain": {7, 17}, // composable templates; older 7.x is end of life
+	// The APM integration's data streams (Fleet, 8.0+); Kibana's APM UI reads them from 8.2.
+	ModeAPMClassic: {8, 0},
 }
 
 // Options say where and what to install.
@@ -37,7 +39,7 @@ type Options struct {
 	APIKey   string   // encoded API key, or
 	Username string   // basic authentication
 	Password string
-	Mode     string // otel, ecs or plain
+	Mode     string // otel, ecs, plain or apm-classic
 	// Force overwrites existing resources, also those tracegate does not manage or that are newer.
 	Force  bool
 	Client *http.Client
@@ -92,7 +94,7 @@ var kinds = []struct{ prefix, kind, api string }{
 // modeResources lists what a mode installs, in install order.
 func modeResources(mode string) ([]resource, error) {
 	if _, ok := minVersion[mode]; !ok {
-		return nil, fmt.Errorf("unknown mode %q: want otel, ecs or plain", mode)
+		return nil, fmt.Errorf("unknown mode %q: want otel, ecs, plain or apm-classic", mode)
 	}
 	entries, err := fs.ReadDir(estemplates.Templates, mode)
 	if err != nil {
@@ -186,9 +188,12 @@ func Run(ctx context.Context, opts Options) ([]Action, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	resources, err := modeResources(opts.Mode)
-	if err != nil {
-		return nil, err
+	var resources []resource
+	if opts.Mode != ModeAPMClassic {
+		var err error
+		if resources, err = modeResources(opts.Mode); err != nil {
+			return nil, err
+		}
 	}
 	c, version, err := connect(ctx, opts)
 	if err != nil {
@@ -201,6 +206,9 @@ func Run(ctx context.Context, opts Options) ([]Action, error) {
 			version, opts.Mode, want[0], want[1], suggestion(major, minor))
 	}
 	fmt.Fprintf(opts.Log, "Elasticsearch %s at %s, %s mapping\n", version, c.base, opts.Mode)
+	if opts.Mode == ModeAPMClassic {
+		return nil, checkAPMClassic(ctx, c, version, opts.Log)
+	}
 	if opts.Mode == "otel" {
 		status, _, _, err := c.do(ctx, http.MethodGet, "_index_template/traces-otel@template", nil)
 		if err != nil {

@@ -135,7 +135,7 @@ func TestVersionChecks(t *testing.T) {
 		{"8.11.4", "ecs", "the cluster runs Elasticsearch 8.11.4, too old for the ecs mapping (needs 8.12 or later): use --mode plain", 0},
 		{"7.17.25", "plain", "", 4},
 		{"8.5.3", "plain", "", 4},
-		{"8.13.4", "bodymap", `unknown mode "bodymap": want otel, ecs or plain`, 0},
+		{"8.13.4", "bodymap", `unknown mode "bodymap": want otel, ecs, plain or apm-classic`, 0},
 	} {
 		t.Run(tt.version+"/"+tt.mode, func(t *testing.T) {
 			_, url, _ := standin(t, tt.version)

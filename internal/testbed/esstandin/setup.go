@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ var setupKinds = map[string]string{
 	"_index_template":     "index_templates",
 	"_component_template": "component_templates",
 	"_ilm/policy":         "", // GET /_ilm/policy/<name> answers {"<name>": {...}}
+	"_ingest/pipeline":    "", // GET /_ingest/pipeline/<name> answers {"<name>": <pipeline>}
 }
 
 type setupStore struct {
@@ -62,8 +64,8 @@ func (s *Server) SetupResource(kind, name string) (json.RawMessage, bool) {
 	return b, ok
 }
 
-// splitSetupPath recognizes /_index_template[/name], /_component_template[/name] and
-// /_ilm/policy[/name].
+// splitSetupPath recognizes /_index_template[/name], /_component_template[/name],
+// /_ilm/policy[/name] and /_ingest/pipeline[/name].
 func splitSetupPath(p string) (kind, name string, ok bool) {
 	for k := range setupKinds {
 		if p == k {
@@ -142,7 +144,7 @@ func (s *Server) getSetup(w http.ResponseWriter, kind, name string) int {
 	s.setup.mu.Lock()
 	stored := map[string]json.RawMessage{}
 	for n, b := range s.setup.resources[kind] {
-		if name == "" || n == name {
+		if nameMatches(name, n) {
 			stored[n] = b
 		}
 	}
@@ -150,7 +152,7 @@ func (s *Server) getSetup(w http.ResponseWriter, kind, name string) int {
 	if kind == "_index_template" {
 		// Built-in templates exist without a PUT.
 		for _, t := range s.catalog.templateList() {
-			if _, ok := stored[t.Name]; !ok && (name == "" || t.Name == name) {
+			if _, ok := stored[t.Name]; !ok && nameMatches(name, t.Name) {
 				stored[t.Name] = t.body()
 			}
 		}
@@ -168,6 +170,14 @@ func (s *Server) getSetup(w http.ResponseWriter, kind, name string) int {
 	}
 	sort.Strings(names)
 	listKey := setupKinds[kind]
+	if kind == "_ingest/pipeline" {
+		out := map[string]json.RawMessage{}
+		for _, n := range names {
+			out[n] = stored[n]
+		}
+		writeJSON(w, http.StatusOK, out)
+		return http.StatusOK
+	}
 	if listKey == "" { // ILM: {"<name>": {"version": 1, "policy": {...}}}
 		out := map[string]any{}
 		for _, n := range names {
@@ -185,6 +195,16 @@ func (s *Server) getSetup(w http.ResponseWriter, kind, name string) int {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{listKey: list})
 	return http.StatusOK
+}
+
+// nameMatches applies a GET's name, which may hold * wildcards, as Elasticsearch does; an empty
+// name matches every resource.
+func nameMatches(pattern, name string) bool {
+	if pattern == "" || pattern == name {
+		return true
+	}
+	ok, _ := path.Match(pattern, name)
+	return ok && strings.Contains(pattern, "*")
 }
 
 // validationFailed is the reason Elasticsearch gives for a request that fails validation, worded

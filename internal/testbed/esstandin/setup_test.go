@@ -117,3 +117,40 @@ func TestPlainIndicesHoldSpans(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPipelinesAndWildcards: ingest pipelines are stored and answered by name, and a GET with a
+// wildcard answers every matching template or pipeline, 404 when none matches.
+func TestPipelinesAndWildcards(t *testing.T) {
+	_, hs := newTestServer(t, Options{Version: "8.13.4"})
+	for _, c := range []struct{ method, path, body string }{
+		{"PUT", "/_ingest/pipeline/traces-apm-8.13.1", `{"processors":[{"set":{"field":"processor.event","value":"span"}}]}`},
+		{"PUT", "/_index_template/traces-apm", `{"index_patterns":["traces-apm-*"],"data_stream":{},"priority":200}`},
+		{"PUT", "/_index_template/logs-apm.error", `{"index_patterns":["logs-apm.error-*"],"data_stream":{},"priority":200}`},
+	} {
+		if status, body := do(t, c.method, hs.URL+c.path, c.body); status != 200 {
+			t.Fatalf("%s %s: %d %s", c.method, c.path, status, body)
+		}
+	}
+	for _, c := range []struct {
+		path   string
+		status int
+		has    []string
+	}{
+		{"/_ingest/pipeline/traces-apm-8.13.1", 200, []string{`"traces-apm-8.13.1":{"processors"`}},
+		{"/_ingest/pipeline/traces-apm*", 200, []string{`"traces-apm-8.13.1"`}},
+		{"/_ingest/pipeline/metrics-apm*", 404, nil},
+		{"/_index_template/*apm*", 200, []string{`"name":"traces-apm"`, `"name":"logs-apm.error"`}},
+		{"/_index_template/traces-apm*", 200, []string{`"name":"traces-apm"`}},
+		{"/_index_template/metrics-apm*", 404, nil},
+	} {
+		status, body := do(t, "GET", hs.URL+c.path, "")
+		if status != c.status {
+			t.Errorf("GET %s: %d %s, want %d", c.path, status, body, c.status)
+		}
+		for _, h := range c.has {
+			if !strings.Contains(body, h) {
+				t.Errorf("GET %s: %s lacks %s", c.path, body, h)
+			}
+		}
+	}
+}
