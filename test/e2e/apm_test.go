@@ -416,7 +416,17 @@ func TestAPMOverlay(t *testing.T) {
 // bulkCreate sends one create of source into index and returns the item's status.
 func bulkCreate(t *testing.T, esURL, index string, source json.RawMessage) int {
 	t.Helper()
-	body := fmt.Sprintf("{\"create\":{\"_index\":%q}}\n%s\n", index, source)
+	return bulkCreateID(t, esURL, index, "", source)
+}
+
+// bulkCreateID is bulkCreate with the document's _id, when id is not empty.
+func bulkCreateID(t *testing.T, esURL, index, id string, source json.RawMessage) int {
+	t.Helper()
+	action := fmt.Sprintf("{\"create\":{\"_index\":%q}}", index)
+	if id != "" {
+		action = fmt.Sprintf("{\"create\":{\"_index\":%q,\"_id\":%q}}", index, id)
+	}
+	body := action + "\n" + string(source) + "\n"
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, esURL+"/_bulk", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
