@@ -149,7 +149,7 @@ es-standin: ## run the Elasticsearch stand-in (a test/demo tool) on 127.0.0.1:92
 # (<name> is the target without "bench-"; `make bench` writes pipeline.jsonl). The rate-limited
 # runs read the saturation rates `make bench` measured. Long; not part of `make test`.
 BENCH_FLAGS ?=
-BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-intake bench-sampling bench-datakit bench-kafka bench-gc bench-shipped bench-tail
+BENCH_RUNS = bench bench-disk bench-durability bench-memory bench-latency bench-latency-2p bench-es-slow bench-es-down bench-sweep bench-document-ids bench-apm bench-apm-classic bench-intake bench-sampling bench-datakit bench-kafka bench-gc bench-shipped bench-tail
 
 bench_ARGS  =
 bench_TITLE = Pipeline benchmarks
@@ -185,6 +185,9 @@ bench-document-ids_HELP  = span throughput with the document ids on and off (mem
 bench-apm_ARGS  = -sweep bench/configs/apm.yaml -protocols otlp-http,zipkin-json,jaeger-thrift-http,ddtrace-v0.4 -table variants
 bench-apm_TITLE = Kibana APM path: its cost per span
 bench-apm_HELP  = CPU per span with the Kibana APM overlay against the same pipeline without it, and the stock build's rate (memory mode)
+bench-apm-classic_ARGS  = -sweep bench/configs/apm-classic.yaml -protocols otlp-http,zipkin-json,jaeger-thrift-http,ddtrace-v0.4,elasticapm -duration 20s -table variants
+bench-apm-classic_TITLE = Classic APM path (Kibana 8.x): its cost per span
+bench-apm-classic_HELP  = CPU per span with configs/elasticsearch/apm-classic.yaml against the same pipeline without it, per protocol, alternated (memory mode)
 
 bench-intake_ARGS  = -collectors tracegate -modes nobuffer,memory -protocols otlp-http,elasticapm,otlp-http,elasticapm,otlp-http,elasticapm
 bench-intake_TITLE = Elastic APM agents' intake against OTLP/HTTP

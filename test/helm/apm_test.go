@@ -15,6 +15,7 @@ import (
 
 const (
 	apmOverlay        = "../../configs/elasticsearch/apm.yaml"
+	apmClassicOverlay = "../../configs/elasticsearch/apm-classic.yaml"
 	apmDurableOverlay = "../../configs/elasticsearch/apm-durable.yaml"
 	apmDirKey         = "connectors.elasticapm.aggregation.directory"
 )
@@ -158,6 +159,37 @@ config:
 	}
 }
 
+// TestAPMClassicFollowsConfigs: apm.mode classic renders the config it renders without APM plus
+// configs/elasticsearch/apm-classic.yaml, in every mode, and it passes `tracegate validate`.
+func TestAPMClassicFollowsConfigs(t *testing.T) {
+	bin := requireBinary(t)
+	for _, tc := range []struct{ name, values string }{
+		{"deployment", ""},
+		{"daemonset", "mode: daemonset"},
+		{"statefulset", "mode: statefulset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, base, _ := renderedConfig(t, tc.values)
+			o, got, text := renderedConfig(t, tc.values+"\napm: {enabled: true, mode: classic}\n")
+			want := mergeConfig(base, readConfig(t, apmClassicOverlay))
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.MarshalIndent(got, "", "  ")
+				w, _ := json.MarshalIndent(want, "", "  ")
+				t.Fatalf("apm.mode classic renders a config other than the base plus %s:\n%s", apmClassicOverlay,
+					firstDiff(string(w), string(g), "base + overlay", "rendered      "))
+			}
+			validateConfig(t, bin, text, onlyPod(t, o).Containers[0].Env)
+		})
+	}
+	out, err := render(t, values(t, "apm: {enabled: true, mode: classic}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out["tracegate/templates/NOTES.txt"], "tracegate-es-setup --mode apm-classic") {
+		t.Error("NOTES.txt does not say how to check the APM integration")
+	}
+}
+
 // TestAPMKeepsComponentSettings: the overlay replaces the pipelines, not the settings of the
 // components in `config` (as a second --config does): a user's connector or buffer settings stay.
 func TestAPMKeepsComponentSettings(t *testing.T) {
@@ -204,6 +236,15 @@ func TestAPMRenderFailures(t *testing.T) {
 			"apm.enabled: the APM pipelines run the processor elasticmapping, which config.processors does not have",
 		},
 		{"schema: unknown apm value", "apm: {enabled: true, directory: /x}", "at '/apm': additional properties 'directory' not allowed"},
+		{"schema: unknown apm mode", "apm: {enabled: true, mode: ecs}", "at '/apm/mode'"},
+		{
+			"classic with tail sampling", "apm: {enabled: true, mode: classic}\ntailSampling: {enabled: true}",
+			"tailSampling.enabled with apm.mode classic",
+		},
+		{
+			"classic without tracesampling", "apm: {enabled: true, mode: classic}\nconfig: {processors: {tracesampling: null}}",
+			"apm.enabled: the APM pipelines run the processor tracesampling, which config.processors does not have",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := render(t, values(t, tc.values))

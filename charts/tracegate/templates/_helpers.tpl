@@ -221,7 +221,8 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- end }}
 {{- $base := .Values.config | default dict }}
 {{- $procs := dig "processors" nil $base | default dict }}
-{{- range $p := list "memory_limiter" "elasticmapping" "buffer" }}
+{{- $classic := include "tracegate.apmClassic" . }}
+{{- range $p := ternary (list "memory_limiter" "tracesampling" "buffer") (list "memory_limiter" "elasticmapping" "buffer") (eq $classic "true") }}
 {{- if not (hasKey $procs $p) }}
 {{- fail (printf "apm.enabled: the APM pipelines run the processor %s, which config.processors does not have" $p) }}
 {{- end }}
@@ -230,7 +231,10 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- fail "apm.enabled: the APM pipelines write through the elasticsearch exporter, which config.exporters does not have (an agent that forwards to a gateway: enable apm on the gateway only)" }}
 {{- end }}
 {{- $mapping := toString (dig "processors" "elasticmapping" "mode" "otel" $base) }}
-{{- if ne $mapping "otel" }}
+{{- if and $classic (.Values.tailSampling | default dict).enabled }}
+{{- fail "tailSampling.enabled with apm.mode classic: the classic path counts its metricsets in the connector that ends the pipelines, after any sampling in them, so tail sampling would leave the dropped traces out of the counts; run it with apm.mode otel, or without tail sampling" }}
+{{- end }}
+{{- if and (not $classic) (ne $mapping "otel") }}
 {{- fail (printf "apm.enabled needs the otel mapping (Kibana's APM UI reads the otel data streams), but config.processors.elasticmapping.mode is %q" $mapping) }}
 {{- end }}
 {{- end }}

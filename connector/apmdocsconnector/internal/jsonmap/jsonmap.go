@@ -16,9 +16,10 @@ import (
 // maxDepth bounds nesting; a document of APM Server's is a few levels deep.
 const maxDepth = 64
 
-// Into parses the JSON object in data into m, which it clears first.
+// Into parses the JSON object in data into m, which it clears first. The document is copied into
+// one string once; keys and values without escapes are parts of it, not copies of their own.
 func Into(data []byte, m pcommon.Map) error {
-	p := parser{data: data}
+	p := parser{data: string(data)}
 	p.space()
 	if !p.eat('{') {
 		return p.fail("a JSON object")
@@ -35,7 +36,7 @@ func Into(data []byte, m pcommon.Map) error {
 }
 
 type parser struct {
-	data []byte
+	data string
 	i    int
 }
 
@@ -144,7 +145,7 @@ func (p *parser) value(v pcommon.Value, depth int) error {
 }
 
 func (p *parser) literal(word string, set func()) error {
-	if len(p.data)-p.i < len(word) || string(p.data[p.i:p.i+len(word)]) != word {
+	if len(p.data)-p.i < len(word) || p.data[p.i:p.i+len(word)] != word {
 		return p.fail(word)
 	}
 	p.i += len(word)
@@ -164,7 +165,7 @@ func (p *parser) number(v pcommon.Value) error {
 		}
 		p.i++
 	}
-	text := string(p.data[start:p.i])
+	text := p.data[start:p.i]
 	if integral {
 		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
 			v.SetInt(n)
@@ -189,7 +190,7 @@ func (p *parser) str() (string, error) {
 	for p.i < len(p.data) {
 		switch p.data[p.i] {
 		case '"':
-			s := string(p.data[start:p.i])
+			s := p.data[start:p.i]
 			p.i++
 			return s, nil
 		case '\\':
@@ -262,7 +263,7 @@ func (p *parser) hex4() (rune, bool) {
 	if len(p.data)-p.i < 4 {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(string(p.data[p.i:p.i+4]), 16, 32)
+	n, err := strconv.ParseUint(p.data[p.i:p.i+4], 16, 32)
 	if err != nil {
 		return 0, false
 	}
