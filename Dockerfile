@@ -33,6 +33,7 @@ COPY processor/tracesamplingprocessor/go.* ./processor/tracesamplingprocessor/
 COPY processor/durabletailsamplingprocessor/go.* ./processor/durabletailsamplingprocessor/
 COPY connector/apmmetricsconnector/go.* ./connector/apmmetricsconnector/
 COPY connector/apmdocsconnector/go.* ./connector/apmdocsconnector/
+COPY exporter/elasticsearchdocumentsexporter/go.* ./exporter/elasticsearchdocumentsexporter/
 COPY extension/readylogextension/go.* ./extension/readylogextension/
 RUN cd cmd/tracegate && go mod download
 COPY . .

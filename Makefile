@@ -12,7 +12,7 @@ CONFIGS    = $(wildcard configs/*.yaml)
 # (internal/testbed) and the root module (benchmarks, end-to-end tests, tools). The generated
 # cmd/tracegate and bench/tracegate-stock, internal/tools and the test/ modules have targets of
 # their own.
-COMPONENT_MODULES := $(sort $(patsubst %/go.mod,%,$(wildcard receiver/*/go.mod processor/*/go.mod connector/*/go.mod extension/*/go.mod)))
+COMPONENT_MODULES := $(sort $(patsubst %/go.mod,%,$(wildcard receiver/*/go.mod processor/*/go.mod connector/*/go.mod exporter/*/go.mod extension/*/go.mod)))
 MODULES    := . $(sort $(patsubst %/go.mod,%,$(wildcard internal/*/go.mod))) $(COMPONENT_MODULES)
 MODULES    := $(filter-out internal/tools,$(MODULES))
 # each runs a command in every module: $(call each,<command>), the command run in the module's directory.
@@ -43,13 +43,13 @@ build-stock: ## build bin/tracegate-stock (stock components only: the benchmarks
 generate: ## regenerate cmd/tracegate with ocb and every component's internal/metadata with mdatagen
 	$(TOOLS) builder --config builder-config.yaml --skip-compilation
 	for m in $(COMPONENT_MODULES); do (cd $$m && $(GO) generate ./...) || exit 1; done
-	@gofmt -w receiver processor extension connector
+	@gofmt -w receiver processor extension connector exporter
 
 generate-stock: ## regenerate bench/tracegate-stock (the benchmarks' baseline) with ocb from bench/builder-config.stock.yaml
 	$(TOOLS) builder --config bench/builder-config.stock.yaml --skip-compilation
 	@gofmt -w bench/tracegate-stock
 
-GENERATED = cmd/tracegate bench/tracegate-stock receiver processor extension connector
+GENERATED = cmd/tracegate bench/tracegate-stock receiver processor extension connector exporter
 
 check-generated: generate generate-stock ## fail when generated code (both ocb outputs, internal/metadata, documentation.md) is stale or a collector module is off v0.148.0 / v1.54.0
 	@git diff --exit-code --stat -- $(GENERATED) || { echo "generated files are stale: run 'make generate' and commit them"; exit 1; }

@@ -29,6 +29,7 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/zipkinreceiver v0.148.0
 	github.com/tracegate/tracegate/connector/apmdocsconnector v0.0.0
 	github.com/tracegate/tracegate/connector/apmmetricsconnector v0.0.0
+	github.com/tracegate/tracegate/exporter/elasticsearchdocumentsexporter v0.0.0
 	github.com/tracegate/tracegate/extension/readylogextension v0.0.0
 	github.com/tracegate/tracegate/processor/bufferprocessor v0.0.0
 	github.com/tracegate/tracegate/processor/durabletailsamplingprocessor v0.0.0
@@ -451,6 +452,8 @@ replace github.com/tracegate/tracegate/processor/durabletailsamplingprocessor =>
 replace github.com/tracegate/tracegate/connector/apmmetricsconnector => ../../connector/apmmetricsconnector
 
 replace github.com/tracegate/tracegate/connector/apmdocsconnector => ../../connector/apmdocsconnector
+
+replace github.com/tracegate/tracegate/exporter/elasticsearchdocumentsexporter => ../../exporter/elasticsearchdocumentsexporter
 
 replace github.com/tracegate/tracegate/extension/readylogextension => ../../extension/readylogextension
 

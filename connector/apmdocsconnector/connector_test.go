@@ -40,16 +40,12 @@ func docsOf(t *testing.T, all []plog.Logs) []doc {
 			sls := ld.ResourceLogs().At(i).ScopeLogs()
 			for j := 0; j < sls.Len(); j++ {
 				sl := sls.At(j)
-				mode, _ := sl.Scope().Attributes().Get(attrMappingMode)
-				require.Equal(t, "bodymap", mode.Str())
 				index, _ := sl.Scope().Attributes().Get(attrIndex)
 				for k := 0; k < sl.LogRecords().Len(); k++ {
 					r := sl.LogRecords().At(k)
 					id, _ := r.Attributes().Get(attrDocumentID)
-					b, err := json.Marshal(r.Body().Map().AsRaw())
-					require.NoError(t, err)
 					var body map[string]any
-					require.NoError(t, json.Unmarshal(b, &body))
+					require.NoError(t, json.Unmarshal(r.Body().Bytes().AsRaw(), &body))
 					out = append(out, doc{index: index.Str(), id: id.Str(), body: body})
 				}
 			}

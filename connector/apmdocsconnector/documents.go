@@ -15,16 +15,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-
-	"github.com/tracegate/tracegate/connector/apmdocsconnector/internal/jsonmap"
 )
 
-// The Elasticsearch exporter's attributes: the mapping mode of a scope (bodymap writes a record's
-// body as the document), the data stream to write to and the document's id.
+// The attributes the elasticsearch_documents exporter routes a record by (the contrib
+// exporter's names): the data stream to write to, on the scope, and the document's id.
 const (
-	attrMappingMode = "elastic.mapping.mode"
-	attrIndex       = "elasticsearch.index"
-	attrDocumentID  = "elasticsearch.document_id"
+	attrIndex      = "elasticsearch.index"
+	attrDocumentID = "elasticsearch.document_id"
 )
 
 // write counts the events, leaves out the unsampled transactions and hands the rest on as
@@ -50,8 +47,8 @@ func (a *apmDocs) write(ctx context.Context, batch modelpb.Batch, next consumer.
 	return next.ConsumeLogs(ctx, logs)
 }
 
-// documents encodes each event as APM Server does, one scope per data stream. salt tells apart
-// the documents of a window written more than once.
+// documents encodes each event as APM Server does, the JSON as the record's body, one scope per
+// data stream. salt tells apart the documents of a window written more than once.
 func (a *apmDocs) documents(ctx context.Context, batch modelpb.Batch, salt string) plog.Logs {
 	_ = a.route.ProcessBatch(ctx, &batch)
 	logs := plog.NewLogs()
@@ -69,10 +66,7 @@ func (a *apmDocs) documents(ctx context.Context, batch modelpb.Batch, salt strin
 			continue
 		}
 		rec := scopeFor(scopes, rl, index).LogRecords().AppendEmpty()
-		if err := jsonmap.Into(w.Bytes(), rec.Body().SetEmptyMap()); err != nil {
-			a.dropped(ctx, 1, reasonUnconvertible, err)
-			continue
-		}
+		rec.Body().SetEmptyBytes().FromRaw(w.Bytes())
 		rec.SetTimestamp(pcommon.Timestamp(e.GetTimestamp()))
 		if a.cfg.DocumentIDs {
 			rec.Attributes().PutStr(attrDocumentID, documentID(e, index, w.Bytes(), salt))
@@ -91,7 +85,6 @@ func scopeFor(scopes map[string]plog.ScopeLogs, rl plog.ResourceLogs, index stri
 	sl, ok := scopes[index]
 	if !ok {
 		sl = rl.ScopeLogs().AppendEmpty()
-		sl.Scope().Attributes().PutStr(attrMappingMode, "bodymap")
 		sl.Scope().Attributes().PutStr(attrIndex, index)
 		scopes[index] = sl
 	}

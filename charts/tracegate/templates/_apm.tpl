@@ -50,6 +50,15 @@ receivers:
 connectors:
   apmdocs:
     namespace: ${env:TRACEGATE_APM_NAMESPACE:-default}
+exporters:
+  elasticsearch_documents:
+    endpoints: ${env:ELASTICSEARCH_URL:-http://localhost:9200}
+    api_key: ${env:ELASTICSEARCH_API_KEY:-}
+    user: ${env:ELASTICSEARCH_USERNAME:-}
+    password: ${env:ELASTICSEARCH_PASSWORD:-}
+    tls:
+      ca_file: ${env:ELASTICSEARCH_CA_FILE:-}
+    compression_level: 1
 service:
   pipelines:
     traces:
@@ -66,7 +75,7 @@ service:
     logs/apm:
       receivers: [apmdocs]
       processors: [buffer]
-      exporters: [elasticsearch]
+      exporters: [elasticsearch_documents]
 {{- end }}
 
 {{/* "true" when apm.enabled selects the classic path. */}}
