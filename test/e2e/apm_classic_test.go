@@ -17,12 +17,10 @@ package e2e
 // testdata/apm-classic/<protocol>.yaml; -update rewrites them.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -30,8 +28,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/tracegate/tracegate/internal/testbed/esstandin"
 )
@@ -389,60 +385,12 @@ func classicGoldenFields(d classicDoc, r *strings.Replacer) map[string]any {
 
 func checkClassicGolden(t *testing.T, s apmSent, found map[string]classicDoc, ms map[string][]classicDoc) {
 	t.Helper()
-	pairs := []string{s.traceID, "<trace>"}
-	for role, id := range s.spans {
-		pairs = append(pairs, id, "<span:"+role+">")
-	}
-	for from, to := range s.replace {
-		pairs = append(pairs, from, to)
-	}
-	r := strings.NewReplacer(pairs...)
-	got := apmGolden{Documents: map[string]map[string]any{}}
-	for role, d := range found {
-		got.Documents[role] = classicGoldenFields(d, r)
-	}
-	merged := map[string]map[string]any{}
-	for stream, docs := range ms {
-		for _, d := range docs {
-			m := classicGoldenFields(d, r)
-			m["data_stream"] = stream
-			mergeAPMMetric(merged, m)
-		}
-	}
-	keys := make([]string, 0, len(merged))
-	for k := range merged {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		got.Metrics = append(got.Metrics, merged[k])
-	}
-	body, err := yaml.Marshal(got)
-	if err != nil {
-		t.Fatal(err)
-	}
 	header := "# " + s.protocol + ": the classic APM overlay's documents of one trace and the service's 1m\n" +
 		"# metricsets (TestAPMClassic; `go test ./test/e2e -run TestAPMClassic -update` rewrites this file),\n" +
 		"# as the APM integration's pipelines leave them. Fields by Kibana 8.13's names (apm_queries.md,\n" +
 		"# document_type.ts); <present> and <positive> stand for values that differ on every run.\n"
-	body = append([]byte(header), body...)
 	path := filepath.Join("testdata", "apm-classic", strings.TrimPrefix(s.protocol, "classic-")+".yaml")
-	if *updateAPMGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, body, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if !bytes.Equal(want, body) {
-		t.Errorf("%s: the documents differ from %s (- file, + this run):\n%s", s.protocol, path, lineDiff(string(want), string(body)))
-	}
+	checkGolden(t, s.protocol, path, header, goldenOf(s, found, ms, classicGoldenFields))
 }
 
 // otelClassicTrace sends TestAPMOverlay's OTel SDK trace: a server root, an HTTP client call and

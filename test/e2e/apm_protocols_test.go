@@ -393,6 +393,14 @@ type apmGolden struct {
 // with placeholders for the run's volatile values, with testdata/apm/<protocol>.yaml.
 func checkAPMGolden(t *testing.T, s apmSent, found map[string]apmDoc, metrics map[string][]apmDoc) {
 	t.Helper()
+	got := goldenOf(s, found, metrics, apmGoldenFields)
+	checkGolden(t, s.protocol, filepath.Join("testdata", "apm", s.protocol+".yaml"), apmGoldenHeader(s.protocol), got)
+}
+
+// goldenOf is one trace's golden content: each role's document reduced by fields, and the metric
+// documents merged by their fields, with the run's volatile strings (ids, the service, addresses)
+// replaced by placeholders.
+func goldenOf[D any](s apmSent, found map[string]D, metrics map[string][]D, fields func(D, *strings.Replacer) map[string]any) apmGolden {
 	pairs := []string{s.traceID, "<trace>"}
 	for role, id := range s.spans {
 		pairs = append(pairs, id, "<span:"+role+">")
@@ -403,12 +411,12 @@ func checkAPMGolden(t *testing.T, s apmSent, found map[string]apmDoc, metrics ma
 	r := strings.NewReplacer(pairs...)
 	got := apmGolden{Documents: map[string]map[string]any{}}
 	for role, d := range found {
-		got.Documents[role] = apmGoldenFields(d, r)
+		got.Documents[role] = fields(d, r)
 	}
 	merged := map[string]map[string]any{}
 	for stream, docs := range metrics {
 		for _, d := range docs {
-			m := apmGoldenFields(d, r)
+			m := fields(d, r)
 			m["data_stream"] = stream
 			mergeAPMMetric(merged, m)
 		}
@@ -421,12 +429,17 @@ func checkAPMGolden(t *testing.T, s apmSent, found map[string]apmDoc, metrics ma
 	for _, k := range keys {
 		got.Metrics = append(got.Metrics, merged[k])
 	}
+	return got
+}
+
+// checkGolden compares header and got's YAML with the file at path, or writes it with -update.
+func checkGolden(t *testing.T, protocol, path, header string, got apmGolden) {
+	t.Helper()
 	body, err := yaml.Marshal(got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body = append([]byte(apmGoldenHeader(s.protocol)), body...)
-	path := filepath.Join("testdata", "apm", s.protocol+".yaml")
+	body = append([]byte(header), body...)
 	if *updateAPMGolden {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -442,7 +455,7 @@ func checkAPMGolden(t *testing.T, s apmSent, found map[string]apmDoc, metrics ma
 		t.Fatalf("%v (run with -update to write it)", err)
 	}
 	if !bytes.Equal(want, body) {
-		t.Errorf("%s: the documents differ from %s (- file, + this run; -update rewrites it):\n%s", s.protocol, path, lineDiff(string(want), string(body)))
+		t.Errorf("%s: the documents differ from %s (- file, + this run; -update rewrites it):\n%s", protocol, path, lineDiff(string(want), string(body)))
 	}
 }
 
