@@ -147,6 +147,7 @@ require (
 	github.com/prometheus/procfs v0.20.1 // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	github.com/rs/cors v1.11.1 // indirect
+	github.com/tracegate/tracegate/internal/apmevent v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/ddsampler v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/httpserve v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/readiness v0.0.0-00010101000000-000000000000 // indirect
@@ -232,3 +233,5 @@ replace github.com/tracegate/tracegate/processor/elasticmappingprocessor => ./pr
 replace github.com/tracegate/tracegate/receiver/ddtracereceiver => ./receiver/ddtracereceiver
 
 replace github.com/tracegate/tracegate/receiver/elasticapmreceiver => ./receiver/elasticapmreceiver
+
+replace github.com/tracegate/tracegate/internal/apmevent => ./internal/apmevent

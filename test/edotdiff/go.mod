@@ -61,6 +61,7 @@ require (
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/rs/cors v1.11.1 // indirect
 	github.com/tinylib/msgp v1.6.5 // indirect
+	github.com/tracegate/tracegate/internal/apmevent v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/httpserve v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/readiness v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/refusalwait v0.0.0-00010101000000-000000000000 // indirect
@@ -134,3 +135,5 @@ replace github.com/tracegate/tracegate/internal/testbed => ../../internal/testbe
 replace github.com/tracegate/tracegate/internal/warnonce => ../../internal/warnonce
 
 replace github.com/tracegate/tracegate/receiver/elasticapmreceiver => ../../receiver/elasticapmreceiver
+
+replace github.com/tracegate/tracegate/internal/apmevent => ../../internal/apmevent
