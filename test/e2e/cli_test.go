@@ -59,9 +59,9 @@ func TestComponents(t *testing.T) {
 			"probabilistic_sampler", "redaction", "resource", "resourcedetection", "tail_sampling", "tracesampling", "transform",
 		},
 		// k8s_attributes is built in but not listed, as otlp_grpc and otlp_http are not (deprecated aliases).
-		"connectors": {"apmmetrics", "elasticapm", "forward"},
+		"connectors": {"apmdocs", "apmmetrics", "elasticapm", "forward"},
 		// otlp_grpc and otlp_http are built in but not listed: see testdata/otlp-exporters.yaml.
-		"exporters":  {"debug", "elasticsearch", "kafka", "loadbalancing"},
+		"exporters":  {"debug", "elasticsearch", "elasticsearch_documents", "kafka", "loadbalancing"},
 		"extensions": {"basicauth", "bearertokenauth", "file_storage", "health_check", "pprof", "readylog", "zpages"},
 	}
 	for kind, names := range want {
