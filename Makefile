@@ -234,13 +234,14 @@ bench-tools: build build-stock
 	$(GO) build -o bin/tracegen ./bench/tracegen
 	$(GO) build -o bin/benchrun ./bench/benchrun
 
-bench-go: ## Go benchmarks of the hot paths (ddtrace and Elastic APM intake decoding, HTTP handlers, buffer, apmmetrics connector, tracesampling, ddtrace filters, trace paths), -benchmem
+bench-go: ## Go benchmarks of the hot paths (ddtrace and Elastic APM intake decoding, HTTP handlers, buffer, apmmetrics and apmdocs connectors, tracesampling, ddtrace filters, trace paths), -benchmem
 	@# Each component is a module of its own: each command runs in its directory.
 	cd receiver/ddtracereceiver && $(GO) test -run '^$$' -bench . -benchmem -count 1 .
 	cd receiver/elasticapmreceiver && $(GO) test -run '^$$' -bench . -benchmem -count 1 .
 	cd processor/bufferprocessor && $(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
 	@# Not -bench .: BenchmarkMemory takes a minute per run (-bench Memory -benchtime 1x).
 	cd connector/apmmetricsconnector && $(GO) test -run '^$$' -bench ConsumeTraces -benchmem -benchtime 20000x -count 1 .
+	cd connector/apmdocsconnector && $(GO) test -run '^$$' -bench Traces -benchmem -count 1 .
 	@# The inputs are copied outside the timer: a fixed count keeps the run short.
 	cd processor/tracesamplingprocessor && $(GO) test -run '^$$' -bench ProcessTraces -benchmem -benchtime 3000x -count 1 .
 	cd receiver/ddtracereceiver && $(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x -count 1 ./internal/chunkfilter/
