@@ -270,3 +270,28 @@ func TestMetricsetsHeldWhileRefused(t *testing.T) {
 }
 
 var t0 = time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+
+// TestShutdownWritesOpenWindows: a clean shutdown writes every open window at once, through the
+// sides' consumer, before the pipeline behind it stops.
+func TestShutdownWritesOpenWindows(t *testing.T) {
+	set := connectortest.NewNopSettings(metadata.Type)
+	sink := &consumertest.LogsSink{}
+	cfg := createDefaultConfig()
+	ctx := context.Background()
+	tr, err := createTracesToLogs(ctx, set, cfg, sink)
+	require.NoError(t, err)
+	lg, err := createLogsToLogs(ctx, set, cfg, sink)
+	require.NoError(t, err)
+	for _, c := range []component.Component{tr, lg} {
+		require.NoError(t, c.Start(ctx, componenttest.NewNopHost()))
+	}
+	require.NoError(t, tr.(tracesSide).ConsumeTraces(ctx, httpTrace(time.Now())))
+	require.NoError(t, tr.Shutdown(ctx))
+	assert.Empty(t, byIndex(docsOf(t, sink.AllLogs()))["metrics-apm.service_summary.1m-default"], "another side is still up")
+	require.NoError(t, lg.Shutdown(ctx))
+	docs := byIndex(docsOf(t, sink.AllLogs()))
+	for _, interval := range []string{"1m", "10m", "60m"} {
+		assert.Len(t, docs["metrics-apm.service_summary."+interval+"-default"], 1, interval)
+		assert.Len(t, docs["metrics-apm.transaction."+interval+"-default"], 1, interval)
+	}
+}
