@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -24,18 +25,22 @@ import (
 // /metrics after a short load over OTLP (traces, logs, metrics) and the Datadog intake, so the dashboard cannot go stale
 // when a metric is renamed.
 func TestDashboardQueriesExist(t *testing.T) {
-	var queried, tail []string
+	var queried, tail, classic []string
 	for _, m := range dashboardMetrics(t, "../../charts/tracegate/dashboards/tracegate.json") {
-		if strings.HasPrefix(m, "otelcol_processor_durable_tail_sampling_") {
+		switch {
+		case strings.HasPrefix(m, "otelcol_processor_durable_tail_sampling_"):
 			tail = append(tail, m)
-		} else {
+		case strings.HasPrefix(m, "otelcol_connector_apmdocs_"), strings.HasPrefix(m, "otelcol_exporter_elasticsearch_documents_"):
+			classic = append(classic, m)
+		default:
 			queried = append(queried, m)
 		}
 	}
-	if len(queried) < 10 || len(tail) < 4 {
-		t.Fatalf("the dashboard queries only %v and %v", queried, tail)
+	if len(queried) < 10 || len(tail) < 4 || len(classic) < 3 {
+		t.Fatalf("the dashboard queries only %v, %v and %v", queried, tail, classic)
 	}
 	t.Run("tail sampling", func(t *testing.T) { checkTailSamplingPanels(t, tail) })
+	t.Run("classic APM", func(t *testing.T) { checkClassicAPMPanel(t, classic) })
 	g := startGateway(t, "default.yaml")
 	load := newOTLPLoad(g.endpoints.OTLPHTTP)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -113,6 +118,41 @@ func checkTailSamplingPanels(t *testing.T, queried []string) {
 		if !exported[name] {
 			t.Errorf("the dashboard queries %s, which tracegate does not export", name)
 		}
+	}
+}
+
+// checkClassicAPMPanel: a classic APM gateway given an Elastic APM agent's sampled and unsampled
+// transactions exports every series the classic panel queries.
+func checkClassicAPMPanel(t *testing.T, queried []string) {
+	g := startGatewayWith(t, gatewayOptions{config: "default.yaml", overlays: []string{"elasticsearch/apm-classic.yaml"}, esVersion: "8.13.4"})
+	now := time.Now().UnixMicro()
+	var body strings.Builder
+	body.WriteString(`{"metadata":{"service":{"name":"dash-classic","agent":{"name":"nodejs","version":"4.18.0"}}}}` + "\n")
+	for i, sampled := range []bool{true, false} {
+		fmt.Fprintf(&body, `{"transaction":{"id":"%016x","trace_id":"%032x","name":"GET /","type":"request","duration":1.5,"timestamp":%d,"sampled":%t,"span_count":{"started":0}}}`+"\n",
+			i+1, i+1, now, sampled)
+	}
+	resp, err := http.Post("http://"+g.endpoints.ElasticAPM+"/intake/v2/events", "application/x-ndjson", strings.NewReader(body.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("intake: status %d", resp.StatusCode)
+	}
+	var missing []string
+	waitFor(t, 30*time.Second, func() bool {
+		exported := exportedMetrics(t, g.metricsURL())
+		missing = missing[:0]
+		for _, name := range queried {
+			if !exported[name] {
+				missing = append(missing, name)
+			}
+		}
+		return len(missing) == 0
+	})
+	for _, name := range missing {
+		t.Errorf("the dashboard queries %s, which a classic APM gateway does not export", name)
 	}
 }
 
