@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,7 +118,17 @@ func startStandin(t *testing.T, version string) *esstandin.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := es.Start("127.0.0.1:0"); err != nil {
+	// A port below the kernel's ephemeral range (32768 and up by default): while a test has the
+	// stand-in refuse connections its port is closed, and an outgoing connection of another test
+	// could take a port of that range and keep the stand-in from listening again; none takes
+	// one below it.
+	err = errors.New("no port")
+	for range 50 {
+		if err = es.Start(fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))); err == nil {
+			break
+		}
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = es.Close() })
