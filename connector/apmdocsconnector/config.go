@@ -122,8 +122,3 @@ func validNamespace(ns string) error {
 	}
 	return nil
 }
-
-var (
-	errNoSide      = errors.New("apmdocs: no side to write metricsets to")
-	errTooManyHeld = errors.New("apmdocs: too many metricset batches held for a refusing consumer")
-)

@@ -33,6 +33,7 @@ type apmDocs struct {
 	convert   *otlp.Consumer
 	// enrich is APM Server's processing before its aggregation; route after it.
 	enrich, route modelpb.BatchProcessor
+	dropUnsampled modelpb.BatchProcessor // nil unless drop_unsampled
 	observer      *modelpb.Observer
 	agg           *aggregate.Aggregator // nil without intervals
 	sink          metricsetSink
@@ -62,6 +63,10 @@ func newAPMDocs(set connector.Settings, cfg *Config) (*apmDocs, error) {
 		modelprocessor.SetCulprit{},
 	}
 	a.route = &modelprocessor.SetDataStream{Namespace: cfg.Namespace}
+	if cfg.DropUnsampled {
+		// Counted by the caller, which has the request's context: the batch's length before and after.
+		a.dropUnsampled = modelprocessor.NewDropUnsampled(false, func(int64) {})
+	}
 	hostname := cfg.Observer.Hostname
 	if hostname == "" {
 		hostname, _ = os.Hostname()

@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"hash"
 	"strconv"
 
 	"github.com/elastic/apm-data/model/modeljson"
 	"github.com/elastic/apm-data/model/modelpb"
-	"github.com/elastic/apm-data/model/modelprocessor"
 	"go.elastic.co/fastjson"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -35,10 +35,12 @@ func (a *apmDocs) write(ctx context.Context, batch modelpb.Batch, next consumer.
 	if a.agg != nil {
 		a.agg.Add(batch)
 	}
-	if a.cfg.DropUnsampled {
-		_ = modelprocessor.NewDropUnsampled(false, func(n int64) {
-			a.dropped(ctx, n, reasonUnsampled, nil)
-		}).ProcessBatch(ctx, &batch)
+	if a.dropUnsampled != nil {
+		before := len(batch)
+		_ = a.dropUnsampled.ProcessBatch(ctx, &batch)
+		if n := before - len(batch); n > 0 {
+			a.dropped(ctx, int64(n), reasonUnsampled, nil)
+		}
 	}
 	logs := a.documents(ctx, batch, "")
 	if logs.LogRecordCount() == 0 {
@@ -55,6 +57,8 @@ func (a *apmDocs) documents(ctx context.Context, batch modelpb.Batch, salt strin
 	scopes := map[string]plog.ScopeLogs{}
 	rl := logs.ResourceLogs().AppendEmpty()
 	var w fastjson.Writer
+	h := sha256.New() // one per batch: reset for each document
+	var key []byte
 	var kinds [kindCount]int64
 	for _, e := range batch {
 		e.Observer = a.observer
@@ -69,7 +73,7 @@ func (a *apmDocs) documents(ctx context.Context, batch modelpb.Batch, salt strin
 		rec.Body().SetEmptyBytes().FromRaw(w.Bytes())
 		rec.SetTimestamp(pcommon.Timestamp(e.GetTimestamp()))
 		if a.cfg.DocumentIDs {
-			rec.Attributes().PutStr(attrDocumentID, documentID(e, index, w.Bytes(), salt))
+			rec.Attributes().PutStr(attrDocumentID, documentID(h, &key, e, index, w.Bytes(), salt))
 		}
 		kinds[kindOf(e, salt != "")]++
 	}
@@ -94,35 +98,39 @@ func scopeFor(scopes map[string]plog.ScopeLogs, rl plog.ResourceLogs, index stri
 // documentID names a document by what it is: a transaction, span or error by its id (a client's
 // retry sends the same ids), anything else by its content and salt (a replay sends the same
 // bytes). Elasticsearch answers 409 for a second document of the same id in a data stream.
-func documentID(e *modelpb.APMEvent, index string, doc []byte, salt string) string {
-	h := sha256.New()
-	h.Write([]byte(index))
-	h.Write([]byte{0})
-	switch id := eventID(e); {
-	case id != "":
-		h.Write([]byte(e.GetTrace().GetId()))
-		h.Write([]byte{0})
-		h.Write([]byte(id))
+func documentID(h hash.Hash, key *[]byte, e *modelpb.APMEvent, index string, doc []byte, salt string) string {
+	*key = append((*key)[:0], index...)
+	k := *key
+	byContent := false
+	switch e.Type() {
+	case modelpb.TransactionEventType:
+		k = keyParts(k, 't', e.GetTrace().GetId(), e.GetTransaction().GetId())
+	case modelpb.SpanEventType:
+		k = keyParts(k, 's', e.GetTrace().GetId(), e.GetSpan().GetId())
+	case modelpb.ErrorEventType:
+		// Not error.id: apm-data draws a random one for each exception event it converts.
+		k = keyParts(k, 'e', e.GetTrace().GetId(), e.GetParentId(), e.GetError().GetGroupingKey())
+		k = strconv.AppendUint(append(k, 0), e.GetTimestamp(), 10)
 	default:
-		h.Write([]byte(salt))
-		h.Write([]byte{0})
-		h.Write(doc)
+		k, byContent = keyParts(k, 'c', salt), true
+	}
+	*key = k
+	h.Reset()
+	_, _ = h.Write(k)
+	if byContent {
+		_, _ = h.Write(doc)
 	}
 	var sum [sha256.Size]byte
 	return base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:16])
 }
 
-func eventID(e *modelpb.APMEvent) string {
-	switch e.Type() {
-	case modelpb.TransactionEventType:
-		return "t" + e.GetTransaction().GetId()
-	case modelpb.SpanEventType:
-		return "s" + e.GetSpan().GetId()
-	case modelpb.ErrorEventType:
-		// Not error.id: apm-data draws a random one for each exception event it converts.
-		return "e" + e.GetParentId() + "/" + strconv.FormatUint(e.GetTimestamp(), 10) + "/" + e.GetError().GetGroupingKey()
+// keyParts appends a kind and NUL-separated parts to a document's key.
+func keyParts(k []byte, kind byte, parts ...string) []byte {
+	k = append(k, 0, kind)
+	for _, p := range parts {
+		k = append(append(k, 0), p...)
 	}
-	return ""
+	return k
 }
 
 // The kinds of documents counted.

@@ -2,9 +2,9 @@ package apmdocsconnector
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/elastic/apm-data/model/modelpb"
 	"go.opentelemetry.io/collector/consumer/consumererror"
@@ -17,6 +17,11 @@ import (
 // maxHeldMetricsets bounds the metricset batches held while the next consumer refuses them (a
 // full buffer): at 1m, 10m and 60m, 180 is an hour of refusals.
 const maxHeldMetricsets = 180
+
+var (
+	errNoSide      = errors.New("apmdocs: no side to write metricsets to")
+	errTooManyHeld = errors.New("apmdocs: too many metricset batches held for a refusing consumer")
+)
 
 // metricsetWriter writes the windows the aggregation harvested, and keeps those the next consumer
 // refused for a later tick: a metricset is made once, so it cannot be asked for again.
@@ -64,7 +69,7 @@ func (w *metricsetWriter) write(ctx context.Context, harvested []aggregate.Metri
 		kept = kept[over:]
 	}
 	if len(kept) > 0 {
-		w.a.logger.Debug("metricsets held for the next consumer", zap.Int("batches", len(kept)), zap.Time("at", time.Now()))
+		w.a.logger.Debug("metricsets held for the next consumer", zap.Int("batches", len(kept)))
 	}
 	w.held = kept
 }

@@ -156,7 +156,8 @@ func (e *documentsExporter) add(ctx context.Context, bi *docappender.BulkIndexer
 				item := docappender.BulkIndexerItem{
 					Index: index, DocumentID: attr(attrDocumentID, r.Attributes()), Body: bytes.NewReader(body),
 				}
-				if err := bi.Add(item); err != nil {
+				if err := bi.Add(item); err != nil { // the bulk buffer failed: nothing of the batch is sent
+					e.count(ctx, "refused", int64(ld.LogRecordCount()))
 					return nil, consumererror.NewPermanent(err)
 				}
 				records = append(records, added{record: r, index: index})
