@@ -68,6 +68,7 @@ require (
 	go.opentelemetry.io/collector/connector v0.148.0
 	go.opentelemetry.io/collector/consumer v1.54.0
 	go.opentelemetry.io/collector/consumer/consumertest v0.148.0
+	go.opentelemetry.io/collector/exporter/exportertest v0.148.0
 	go.opentelemetry.io/collector/processor/processortest v0.148.0
 	go.opentelemetry.io/collector/receiver v1.54.0
 	go.opentelemetry.io/collector/receiver/receivertest v0.148.0
@@ -147,6 +148,7 @@ require (
 	github.com/prometheus/procfs v0.20.1 // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	github.com/rs/cors v1.11.1 // indirect
+	github.com/tracegate/tracegate/exporter/elasticsearchdocumentsexporter v0.0.0
 	github.com/tracegate/tracegate/internal/apmevent v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/ddsampler v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/httpserve v0.0.0-00010101000000-000000000000 // indirect
@@ -235,3 +237,5 @@ replace github.com/tracegate/tracegate/receiver/ddtracereceiver => ./receiver/dd
 replace github.com/tracegate/tracegate/receiver/elasticapmreceiver => ./receiver/elasticapmreceiver
 
 replace github.com/tracegate/tracegate/internal/apmevent => ./internal/apmevent
+
+replace github.com/tracegate/tracegate/exporter/elasticsearchdocumentsexporter => ./exporter/elasticsearchdocumentsexporter

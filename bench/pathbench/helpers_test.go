@@ -5,10 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/tracegate/tracegate/internal/testbed/cpubench"
 	"github.com/tracegate/tracegate/internal/testbed/esexportertest"
@@ -30,16 +27,8 @@ func produceItems[T any](b *testing.B, consume func(context.Context, T) error, p
 // sending_queue disabled) into the fake Elasticsearch at url, with or without document ids; both
 // are shut down with the benchmark.
 func bufferedExporter(b *testing.B, url string, ids bool) (consumer.Traces, *cpubench.TracesCounter) {
-	exp := cpubench.NewTracesCounter(esexportertest.NewExporter(b, url, map[string]any{
+	return bufferedTo(b, esexportertest.NewExporter(b, url, map[string]any{
 		"sending_queue":     map[string]any{"enabled": false},
 		"traces_dynamic_id": map[string]any{"enabled": ids},
 	}))
-	f := bufferprocessor.NewFactory()
-	cfg := f.CreateDefaultConfig().(*bufferprocessor.Config)
-	cfg.Threads, cfg.QueueSize, cfg.MaxBatchItems = cpubench.Producers, 10_000, 2048
-	p, err := f.CreateTraces(b.Context(), processortest.NewNopSettings(f.Type()), cfg, exp)
-	require.NoError(b, err)
-	require.NoError(b, p.Start(context.Background(), componenttest.NewNopHost()))
-	b.Cleanup(func() { require.NoError(b, p.Shutdown(context.Background())) })
-	return p, exp
 }

@@ -46,9 +46,14 @@ type documentsExporter struct {
 	warnings  *warnonce.Warner
 	client    elastictransport.Interface
 	// indexers are reused bulk builders: one per concurrent call (a BulkIndexer is not safe for
-	// concurrent use), with their buffers and gzip writers.
-	indexers sync.Pool
+	// concurrent use), with their buffers and gzip writers. Spans' require data streams, as the
+	// contrib exporter's otel mode does; documents written as they are do not.
+	indexers, traceIndexers sync.Pool
+	spanWriters             sync.Pool
 }
+
+// emptyMap stands for a record without attributes of its own (read only).
+var emptyMap = pcommon.NewMap()
 
 func newExporter(set exporter.Settings, cfg *Config) (*documentsExporter, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
@@ -93,12 +98,12 @@ func (e *documentsExporter) shutdown(context.Context) error {
 	return nil
 }
 
-func (e *documentsExporter) indexer() (*docappender.BulkIndexer, error) {
-	if bi, ok := e.indexers.Get().(*docappender.BulkIndexer); ok {
+func (e *documentsExporter) indexer(pool *sync.Pool, requireDataStream bool) (*docappender.BulkIndexer, error) {
+	if bi, ok := pool.Get().(*docappender.BulkIndexer); ok {
 		return bi, nil
 	}
 	return docappender.NewBulkIndexer(docappender.BulkIndexerConfig{
-		Client: e.client, CompressionLevel: e.cfg.CompressionLevel,
+		Client: e.client, CompressionLevel: e.cfg.CompressionLevel, RequireDataStream: requireDataStream,
 	})
 }
 
@@ -107,7 +112,7 @@ func (e *documentsExporter) indexer() (*docappender.BulkIndexer, error) {
 // the records to send again; a 409 is a copy of a stored document; any other refusal is counted,
 // logged once per error type and not retried (the same bytes would be refused again).
 func (e *documentsExporter) consumeLogs(ctx context.Context, ld plog.Logs) error {
-	bi, err := e.indexer()
+	bi, err := e.indexer(&e.indexers, false)
 	if err != nil {
 		return err
 	}
@@ -128,7 +133,23 @@ func (e *documentsExporter) consumeLogs(ctx context.Context, ld plog.Logs) error
 	if err != nil {
 		return e.requestFailed(ctx, err, len(records))
 	}
-	return e.itemsFailed(ctx, stat, records)
+	again := plog.NewLogs()
+	var retry plog.LogRecordSlice
+	e.answered(ctx, stat, func(pos int) {
+		if retry == (plog.LogRecordSlice{}) {
+			retry = again.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+		}
+		if pos < len(records) {
+			// Its data stream goes with it: the scope that named it stays behind.
+			r := retry.AppendEmpty()
+			records[pos].record.CopyTo(r)
+			r.Attributes().PutStr(attrIndex, records[pos].index)
+		}
+	})
+	if again.LogRecordCount() == 0 {
+		return nil
+	}
+	return consumererror.NewLogs(fmt.Errorf("%d documents refused for now (429 or 5xx)", again.LogRecordCount()), again)
 }
 
 // added is a record in the bulk request, with the data stream it was routed to.
@@ -185,24 +206,17 @@ func (e *documentsExporter) requestFailed(ctx context.Context, err error, n int)
 	return fmt.Errorf("bulk request failed: %w", err)
 }
 
-func (e *documentsExporter) itemsFailed(ctx context.Context, stat docappender.BulkIndexerResponseStat, records []added) error {
-	again := plog.NewLogs()
-	var retry plog.LogRecordSlice
-	var duplicates, refused int64
+// answered counts what Elasticsearch did with each document of a flushed bulk request and calls
+// retry with the position of each it refused for now (429 or 5xx), to be sent again.
+func (e *documentsExporter) answered(ctx context.Context, stat docappender.BulkIndexerResponseStat, retry func(pos int)) {
+	var duplicates, refused, retried int64
 	for _, f := range stat.FailedDocs {
 		switch {
 		case f.Status == http.StatusConflict:
 			duplicates++
 		case f.Status == http.StatusTooManyRequests || f.Status >= 500:
-			if retry == (plog.LogRecordSlice{}) {
-				retry = again.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
-			}
-			if f.Position < len(records) {
-				// Its data stream goes with it: the scope that named it stays behind.
-				r := retry.AppendEmpty()
-				records[f.Position].record.CopyTo(r)
-				r.Attributes().PutStr(attrIndex, records[f.Position].index)
-			}
+			retried++
+			retry(f.Position)
 		default:
 			refused++
 			e.warnings.Warn("refused/"+f.Error.Type, "otelcol.exporter.elasticsearch_documents.documents{outcome=refused}",
@@ -213,11 +227,7 @@ func (e *documentsExporter) itemsFailed(ctx context.Context, stat docappender.Bu
 	e.count(ctx, "stored", stat.Indexed)
 	e.count(ctx, "duplicate", duplicates)
 	e.count(ctx, "refused", refused)
-	if again.LogRecordCount() == 0 {
-		return nil
-	}
-	e.count(ctx, "retried", int64(again.LogRecordCount()))
-	return consumererror.NewLogs(fmt.Errorf("%d documents refused for now (429 or 5xx)", again.LogRecordCount()), again)
+	e.count(ctx, "retried", retried)
 }
 
 func (e *documentsExporter) count(ctx context.Context, outcome string, n int64) {

@@ -60,7 +60,14 @@ type started struct {
 
 func start(t *testing.T) started {
 	t.Helper()
-	es, err := esstandin.New(esstandin.Options{Version: "8.13.4", KeepDocuments: true})
+	return startVersion(t, "8.13.4")
+}
+
+// startVersion: the stand-in answers as that Elasticsearch version (9.2 has the otel templates
+// span documents need).
+func startVersion(t *testing.T, version string) started {
+	t.Helper()
+	es, err := esstandin.New(esstandin.Options{Version: version, KeepDocuments: true})
 	require.NoError(t, err)
 	require.NoError(t, es.Start("127.0.0.1:0"))
 	t.Cleanup(func() { _ = es.Close() })

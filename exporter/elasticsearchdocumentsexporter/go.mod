@@ -3,11 +3,13 @@ module github.com/tracegate/tracegate/exporter/elasticsearchdocumentsexporter
 go 1.25.0
 
 require (
+	github.com/open-telemetry/opentelemetry-collector-contrib/exporter/elasticsearchexporter v0.148.0
 	github.com/stretchr/testify v1.11.1
 	github.com/tracegate/tracegate/internal/warnonce v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/collector/component v1.54.0
 	go.opentelemetry.io/collector/component/componenttest v0.148.0
 	go.opentelemetry.io/collector/config/configopaque v1.54.0
+	go.opentelemetry.io/collector/config/configoptional v1.54.0
 	go.opentelemetry.io/collector/config/configtls v1.54.0
 	go.opentelemetry.io/collector/confmap v1.54.0
 	go.opentelemetry.io/collector/confmap/xconfmap v0.148.0
@@ -24,26 +26,51 @@ require (
 
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
+	github.com/cilium/ebpf v0.20.0 // indirect
+	github.com/elastic/go-freelru v0.16.0 // indirect
+	github.com/elastic/go-structform v0.0.12 // indirect
+	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/foxboron/go-tpm-keyfiles v0.0.0-20251226215517-609e4778396f // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
+	github.com/golang/snappy v1.0.0 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/klauspost/compress v1.18.4 // indirect
+	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
+	github.com/lestrrat-go/strftime v1.1.1 // indirect
+	github.com/minio/sha256-simd v1.0.1 // indirect
+	github.com/open-telemetry/opentelemetry-collector-contrib/internal/common v0.148.0 // indirect
+	github.com/open-telemetry/opentelemetry-collector-contrib/internal/coreinternal v0.148.0 // indirect
+	github.com/pierrec/lz4/v4 v4.1.26 // indirect
+	github.com/rs/cors v1.11.1 // indirect
 	github.com/tracegate/tracegate/internal/esversion v0.0.0-00010101000000-000000000000 // indirect
 	go.opentelemetry.io/collector/client v1.54.0 // indirect
-	go.opentelemetry.io/collector/config/configoptional v1.54.0 // indirect
+	go.opentelemetry.io/collector/component/componentstatus v0.148.0 // indirect
+	go.opentelemetry.io/collector/config/configauth v1.54.0 // indirect
+	go.opentelemetry.io/collector/config/configcompression v1.54.0 // indirect
+	go.opentelemetry.io/collector/config/confighttp v0.148.0 // indirect
+	go.opentelemetry.io/collector/config/configmiddleware v1.54.0 // indirect
+	go.opentelemetry.io/collector/config/confignet v1.54.0 // indirect
 	go.opentelemetry.io/collector/config/configretry v1.54.0 // indirect
+	go.opentelemetry.io/collector/consumer/consumererror/xconsumererror v0.148.0 // indirect
 	go.opentelemetry.io/collector/consumer/consumertest v0.148.0 // indirect
+	go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper v0.148.0 // indirect
 	go.opentelemetry.io/collector/exporter/xexporter v0.148.0 // indirect
 	go.opentelemetry.io/collector/extension v1.54.0 // indirect
+	go.opentelemetry.io/collector/extension/extensionauth v1.54.0 // indirect
+	go.opentelemetry.io/collector/extension/extensionmiddleware v0.148.0 // indirect
 	go.opentelemetry.io/collector/extension/xextension v0.148.0 // indirect
 	go.opentelemetry.io/collector/pdata/xpdata v0.148.0 // indirect
 	go.opentelemetry.io/collector/pipeline v1.54.0 // indirect
 	go.opentelemetry.io/collector/receiver v1.54.0 // indirect
 	go.opentelemetry.io/collector/receiver/receivertest v0.148.0 // indirect
 	go.opentelemetry.io/collector/receiver/xreceiver v0.148.0 // indirect
+	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.67.0 // indirect
+	go.opentelemetry.io/ebpf-profiler v0.0.202610 // indirect
 	golang.org/x/crypto v0.48.0 // indirect
+	golang.org/x/net v0.51.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
+	golang.org/x/text v0.34.0 // indirect
 )
 
 require (
