@@ -141,7 +141,7 @@ func checkAllAckedArrived(t *testing.T, g *gateway, l *otlpLoad, timeout time.Du
 	if acked == 0 {
 		t.Fatalf("nothing was acknowledged (statuses %v)", statuses)
 	}
-	seen := waitForAcked(t, g, l, timeout, timeout, nil)
+	seen := waitForAcked(t, g, l, timeout, timeout)
 	missing, dups := 0, 0
 	for id := range l.acked {
 		if seen[id] == 0 {
@@ -216,12 +216,12 @@ func itemCounts(g *gateway, sig signal) map[string]int {
 	return seen
 }
 
-// waitForAcked waits until every item id the load saw acknowledged is in the stand-in — less
-// allowedLoss() (nil: none) — or until nothing new arrived for stall, or timeout; it returns the
+// waitForAcked waits until every item id the load saw acknowledged is in the stand-in, or until
+// nothing new arrived for stall, or timeout; it returns the
 // item ids seen with their document counts. It compares distinct ids, not document counts:
 // duplicates (a bulk stored whose reply was lost, then sent again) would otherwise end the wait
 // while acknowledged records are still on their way.
-func waitForAcked(t *testing.T, g *gateway, l *otlpLoad, timeout, stall time.Duration, allowedLoss func() int) map[string]int {
+func waitForAcked(t *testing.T, g *gateway, l *otlpLoad, timeout, stall time.Duration) map[string]int {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	last, lastChange := -1, time.Now()
@@ -235,11 +235,7 @@ func waitForAcked(t *testing.T, g *gateway, l *otlpLoad, timeout, stall time.Dur
 			}
 		}
 		l.mu.Unlock()
-		allowed := 0
-		if allowedLoss != nil {
-			allowed = allowedLoss()
-		}
-		if missing <= allowed || time.Now().After(deadline) {
+		if missing == 0 || time.Now().After(deadline) {
 			return seen
 		}
 		if len(seen) != last {

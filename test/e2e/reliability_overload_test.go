@@ -59,7 +59,7 @@ func runOverload(t *testing.T, config string) {
 		t.Fatal(err)
 	}
 	refused := metricSum(t, g, "otelcol_processor_buffer_refused_spans_total")
-	r := measureDelivery(t, g, load, spans, mem, 5*time.Minute, nil)
+	r := measureDelivery(t, g, load, spans, mem, 5*time.Minute)
 	t.Logf("RELIABILITY | overload | %s + capacity_mib 16, Elasticsearch 3 s per bulk | %d s, %d clients × %d spans back to back | %s | buffer refused %.0f spans",
 		config, int(d.Seconds()), clients, spans, r, refused)
 	for status := range load.statuses {

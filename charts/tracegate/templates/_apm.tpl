@@ -23,7 +23,7 @@ service:
     traces/out:
       receivers: [apmmetrics]
       processors: [tracesampling, buffer]
-      exporters: [elasticsearch]
+      exporters: [elasticsearch_documents]
     logs:
       processors: [memory_limiter, elasticmapping, elasticapm]
       exporters: [apmmetrics]

@@ -227,8 +227,10 @@ A Kubernetes quantity (512Mi, 2G, 1.5Gi, 1073741824) in bytes, as an integer str
 {{- fail (printf "apm.enabled: the APM pipelines run the processor %s, which config.processors does not have" $p) }}
 {{- end }}
 {{- end }}
-{{- if not (hasKey (dig "exporters" nil $base | default dict) "elasticsearch") }}
-{{- fail "apm.enabled: the APM pipelines write through the elasticsearch exporter, which config.exporters does not have (an agent that forwards to a gateway: enable apm on the gateway only)" }}
+{{- range $e := list "elasticsearch" "elasticsearch_documents" }}
+{{- if not (hasKey (dig "exporters" nil $base | default dict) $e) }}
+{{- fail (printf "apm.enabled: the APM pipelines write through the %s exporter, which config.exporters does not have (an agent that forwards to a gateway: enable apm on the gateway only)" $e) }}
+{{- end }}
 {{- end }}
 {{- $mapping := toString (dig "processors" "elasticmapping" "mode" "otel" $base) }}
 {{- if and $classic (.Values.tailSampling | default dict).enabled }}
