@@ -1,5 +1,6 @@
 // The decoders of the Jaeger, Zipkin and OpenTelemetry routes: the translators the stock receivers
-// use (contrib's Jaeger and Zipkin, pdata's OTLP).
+// use (contrib's Jaeger and Zipkin, pdata's OTLP); Zipkin v2 JSON decoded by zipkinjson, which
+// gives contrib's translator the spans encoding/json would.
 
 package datakitreceiver
 
@@ -20,6 +21,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/tracegate/tracegate/receiver/datakitreceiver/internal/zipkinjson"
 )
 
 // Media types and the formats they name (also the obsreport format).
@@ -94,7 +97,7 @@ var (
 	zipkinDecoders = map[string]ptrace.Unmarshaler{
 		"v1/" + formatJSON:   zipkinv1.NewJSONTracesUnmarshaler(false),
 		"v1/" + formatThrift: zipkinv1.NewThriftTracesUnmarshaler(),
-		"v2/" + formatJSON:   zipkinv2.NewJSONTracesUnmarshaler(false),
+		"v2/" + formatJSON:   zipkinjson.NewUnmarshaler(false),
 		"v2/" + formatProto:  zipkinv2.NewProtobufTracesUnmarshaler(false, false),
 	}
 )

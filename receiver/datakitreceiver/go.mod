@@ -7,6 +7,7 @@ require (
 	github.com/jaegertracing/jaeger-idl v0.6.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/jaeger v0.148.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/zipkin v0.148.0
+	github.com/openzipkin/zipkin-go v0.4.3
 	github.com/stretchr/testify v1.11.1
 	github.com/tracegate/tracegate/internal/configtest v0.0.0-00010101000000-000000000000
 	github.com/tracegate/tracegate/internal/httpserve v0.0.0-00010101000000-000000000000
@@ -66,7 +67,6 @@ require (
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/internal/coreinternal v0.148.0 // indirect
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/core/xidutils v0.148.0 // indirect
-	github.com/openzipkin/zipkin-go v0.4.3 // indirect
 	github.com/outcaste-io/ristretto v0.2.3 // indirect
 	github.com/philhofer/fwd v1.2.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.26 // indirect
