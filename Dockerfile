@@ -20,6 +20,7 @@ COPY internal/refusalwait/go.* ./internal/refusalwait/
 COPY internal/apmevent/go.* ./internal/apmevent/
 COPY internal/sharedcomponent/go.* ./internal/sharedcomponent/
 COPY internal/warnonce/go.* ./internal/warnonce/
+COPY internal/zipkinjson/go.* ./internal/zipkinjson/
 COPY internal/estemplates/go.* ./internal/estemplates/
 COPY internal/configtest/go.* ./internal/configtest/
 COPY internal/gcdefaults/go.* ./internal/gcdefaults/
@@ -27,6 +28,7 @@ COPY internal/testbed/go.* ./internal/testbed/
 COPY receiver/ddtracereceiver/go.* ./receiver/ddtracereceiver/
 COPY receiver/elasticapmreceiver/go.* ./receiver/elasticapmreceiver/
 COPY receiver/datakitreceiver/go.* ./receiver/datakitreceiver/
+COPY receiver/zipkinreceiver/go.* ./receiver/zipkinreceiver/
 COPY processor/bufferprocessor/go.* ./processor/bufferprocessor/
 COPY processor/elasticmappingprocessor/go.* ./processor/elasticmappingprocessor/
 COPY processor/tracesamplingprocessor/go.* ./processor/tracesamplingprocessor/

@@ -46,12 +46,12 @@ import (
 	k8sattributesprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/k8sattributesprocessor"
 	resourcedetectionprocessor "github.com/open-telemetry/opentelemetry-collector-contrib/processor/resourcedetectionprocessor"
 	otlpreceiver "go.opentelemetry.io/collector/receiver/otlpreceiver"
-	zipkinreceiver "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/zipkinreceiver"
 	jaegerreceiver "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/jaegerreceiver"
 	kafkareceiver "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/kafkareceiver"
 	ddtracereceiver "github.com/tracegate/tracegate/receiver/ddtracereceiver"
 	elasticapmreceiver "github.com/tracegate/tracegate/receiver/elasticapmreceiver"
 	datakitreceiver "github.com/tracegate/tracegate/receiver/datakitreceiver"
+	zipkinreceiver "github.com/tracegate/tracegate/receiver/zipkinreceiver"
 )
 
 type aliasProvider interface{ DeprecatedAlias() component.Type }
@@ -98,24 +98,24 @@ func components() (otelcol.Factories, error) {
 
 	factories.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
 		otlpreceiver.NewFactory(),
-		zipkinreceiver.NewFactory(),
 		jaegerreceiver.NewFactory(),
 		kafkareceiver.NewFactory(),
 		ddtracereceiver.NewFactory(),
 		elasticapmreceiver.NewFactory(),
 		datakitreceiver.NewFactory(),
+		zipkinreceiver.NewFactory(),
 	)
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
 	factories.ReceiverModules = makeModulesMap(factories.Receivers, map[component.Type]string{
 		otlpreceiver.NewFactory().Type(): "go.opentelemetry.io/collector/receiver/otlpreceiver v0.148.0",
-		zipkinreceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/zipkinreceiver v0.148.0",
 		jaegerreceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/jaegerreceiver v0.148.0",
 		kafkareceiver.NewFactory().Type(): "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/kafkareceiver v0.148.0",
 		ddtracereceiver.NewFactory().Type(): "github.com/tracegate/tracegate/receiver/ddtracereceiver v0.0.0",
 		elasticapmreceiver.NewFactory().Type(): "github.com/tracegate/tracegate/receiver/elasticapmreceiver v0.0.0",
 		datakitreceiver.NewFactory().Type(): "github.com/tracegate/tracegate/receiver/datakitreceiver v0.0.0",
+		zipkinreceiver.NewFactory().Type(): "github.com/tracegate/tracegate/receiver/zipkinreceiver v0.0.0",
 	})
 
 	factories.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](

@@ -26,7 +26,6 @@ require (
 	github.com/open-telemetry/opentelemetry-collector-contrib/processor/transformprocessor v0.148.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/jaegerreceiver v0.148.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/kafkareceiver v0.148.0
-	github.com/open-telemetry/opentelemetry-collector-contrib/receiver/zipkinreceiver v0.148.0
 	github.com/tracegate/tracegate/connector/apmdocsconnector v0.0.0
 	github.com/tracegate/tracegate/connector/apmmetricsconnector v0.0.0
 	github.com/tracegate/tracegate/exporter/elasticsearchdocumentsexporter v0.0.0
@@ -38,6 +37,7 @@ require (
 	github.com/tracegate/tracegate/receiver/datakitreceiver v0.0.0
 	github.com/tracegate/tracegate/receiver/ddtracereceiver v0.0.0
 	github.com/tracegate/tracegate/receiver/elasticapmreceiver v0.0.0
+	github.com/tracegate/tracegate/receiver/zipkinreceiver v0.0.0
 	go.opentelemetry.io/collector/component v1.54.0
 	go.opentelemetry.io/collector/confmap v1.54.0
 	go.opentelemetry.io/collector/confmap/provider/envprovider v1.54.0
@@ -280,6 +280,7 @@ require (
 	github.com/tracegate/tracegate/internal/refusalwait v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/sharedcomponent v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/warnonce v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/zipkinjson v0.0.0-00010101000000-000000000000 // indirect
 	github.com/twmb/franz-go v1.20.7 // indirect
 	github.com/twmb/franz-go/pkg/kadm v1.17.2 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.12.0 // indirect
@@ -427,6 +428,8 @@ replace github.com/tracegate/tracegate/internal/sharedcomponent => ../../interna
 
 replace github.com/tracegate/tracegate/internal/warnonce => ../../internal/warnonce
 
+replace github.com/tracegate/tracegate/internal/zipkinjson => ../../internal/zipkinjson
+
 replace github.com/tracegate/tracegate/internal/estemplates => ../../internal/estemplates
 
 replace github.com/tracegate/tracegate/internal/configtest => ../../internal/configtest
@@ -440,6 +443,8 @@ replace github.com/tracegate/tracegate/receiver/ddtracereceiver => ../../receive
 replace github.com/tracegate/tracegate/receiver/elasticapmreceiver => ../../receiver/elasticapmreceiver
 
 replace github.com/tracegate/tracegate/receiver/datakitreceiver => ../../receiver/datakitreceiver
+
+replace github.com/tracegate/tracegate/receiver/zipkinreceiver => ../../receiver/zipkinreceiver
 
 replace github.com/tracegate/tracegate/processor/bufferprocessor => ../../processor/bufferprocessor
 

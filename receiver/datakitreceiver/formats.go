@@ -22,7 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/tracegate/tracegate/receiver/datakitreceiver/internal/zipkinjson"
+	"github.com/tracegate/tracegate/internal/zipkinjson"
 )
 
 // Media types and the formats they name (also the obsreport format).

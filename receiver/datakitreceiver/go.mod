@@ -7,7 +7,6 @@ require (
 	github.com/jaegertracing/jaeger-idl v0.6.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/jaeger v0.148.0
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/zipkin v0.148.0
-	github.com/openzipkin/zipkin-go v0.4.3
 	github.com/stretchr/testify v1.11.1
 	github.com/tracegate/tracegate/internal/configtest v0.0.0-00010101000000-000000000000
 	github.com/tracegate/tracegate/internal/httpserve v0.0.0-00010101000000-000000000000
@@ -34,6 +33,8 @@ require (
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.27.1
 )
+
+require github.com/openzipkin/zipkin-go v0.4.3 // indirect
 
 require (
 	github.com/DataDog/datadog-agent/pkg/obfuscate v0.77.0-devel.0.20260213154712-e02b9359151a // indirect
@@ -77,6 +78,7 @@ require (
 	github.com/tinylib/msgp v1.6.5 // indirect
 	github.com/tracegate/tracegate/internal/ddsampler v0.0.0-00010101000000-000000000000 // indirect
 	github.com/tracegate/tracegate/internal/warnonce v0.0.0-00010101000000-000000000000 // indirect
+	github.com/tracegate/tracegate/internal/zipkinjson v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/collector/client v1.54.0 // indirect
 	go.opentelemetry.io/collector/component/componentstatus v0.148.0 // indirect
@@ -131,3 +133,5 @@ replace github.com/tracegate/tracegate/internal/testbed => ../../internal/testbe
 replace github.com/tracegate/tracegate/internal/warnonce => ../../internal/warnonce
 
 replace github.com/tracegate/tracegate/receiver/ddtracereceiver => ../../receiver/ddtracereceiver
+
+replace github.com/tracegate/tracegate/internal/zipkinjson => ../../internal/zipkinjson

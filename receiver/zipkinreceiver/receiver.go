@@ -1,0 +1,154 @@
+package zipkinreceiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/zipkin/zipkinv1"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/zipkin/zipkinv2"
+
+	"github.com/tracegate/tracegate/internal/zipkinjson"
+)
+
+// A request's format, as the contrib receiver names its transports in the receiver metrics
+// (otelcol_receiver_accepted_spans{transport=...}), so dashboards read the same series.
+type format struct {
+	transport string
+	decode    ptrace.Unmarshaler
+}
+
+type zipkinReceiver struct {
+	cfg      *Config
+	next     consumer.Traces
+	settings receiver.Settings
+
+	v1JSON, v1Thrift, v2JSON, v2Proto, v2ProtoDebug format
+	obsreports                                      map[string]*receiverhelper.ObsReport
+
+	server *http.Server
+	served sync.WaitGroup
+}
+
+func newReceiver(cfg *Config, next consumer.Traces, set receiver.Settings) (*zipkinReceiver, error) {
+	r := &zipkinReceiver{
+		cfg: cfg, next: next, settings: set,
+		v1JSON:       format{"http_v1_json", zipkinv1.NewJSONTracesUnmarshaler(cfg.ParseStringTags)},
+		v1Thrift:     format{"http_v1_thrift", zipkinv1.NewThriftTracesUnmarshaler()},
+		v2JSON:       format{"http_v2_json", zipkinjson.NewUnmarshaler(cfg.ParseStringTags)},
+		v2Proto:      format{"http_v2_proto", zipkinv2.NewProtobufTracesUnmarshaler(false, cfg.ParseStringTags)},
+		v2ProtoDebug: format{"http_v2_proto", zipkinv2.NewProtobufTracesUnmarshaler(true, cfg.ParseStringTags)},
+		obsreports:   map[string]*receiverhelper.ObsReport{},
+	}
+	for _, f := range []format{r.v1JSON, r.v1Thrift, r.v2JSON, r.v2Proto} {
+		obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+			ReceiverID: set.ID, Transport: f.transport, ReceiverCreateSettings: set,
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.obsreports[f.transport] = obs
+	}
+	return r, nil
+}
+
+// Start listens; the server decompresses bodies (Content-Encoding) and bounds their size.
+func (r *zipkinReceiver) Start(ctx context.Context, host component.Host) error {
+	if err := zipkinv2.ValidateFeatureGates(); err != nil {
+		return err
+	}
+	server, err := r.cfg.ToServer(ctx, host.GetExtensions(), r.settings.TelemetrySettings, r)
+	if err != nil {
+		return err
+	}
+	listener, err := r.cfg.ToListener(ctx)
+	if err != nil {
+		return err
+	}
+	r.server = server
+	r.served.Go(func() {
+		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
+		}
+	})
+	return nil
+}
+
+// Shutdown closes the server and waits for it.
+func (r *zipkinReceiver) Shutdown(context.Context) error {
+	var err error
+	if r.server != nil {
+		err = r.server.Close()
+	}
+	r.served.Wait()
+	return err
+}
+
+// formatOf: API v1 when the path says so (Thrift by media type, else JSON); v2 otherwise
+// (protobuf by media type, debug when X-B3-Flags is 1; else JSON).
+func (r *zipkinReceiver) formatOf(req *http.Request) format {
+	mediaType := req.Header.Get("Content-Type")
+	if strings.Contains(req.URL.Path, "api/v1/spans") {
+		if mediaType == "application/x-thrift" {
+			return r.v1Thrift
+		}
+		return r.v1JSON
+	}
+	if mediaType == "application/x-protobuf" {
+		if req.Header.Get("X-B3-Flags") == "1" {
+			return r.v2ProtoDebug
+		}
+		return r.v2Proto
+	}
+	return r.v2JSON
+}
+
+// ServeHTTP: 202 when the pipeline took the spans; 400 for a body that does not decode or spans
+// the pipeline refuses for good; 429 with Retry-After when it refuses them for now (a full buffer).
+func (r *zipkinReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	f := r.formatOf(req)
+	obs := r.obsreports[f.transport]
+	ctx := obs.StartTracesOp(req.Context())
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("reading the body: %v", err), http.StatusBadRequest)
+		return
+	}
+	td, err := f.decode.UnmarshalTraces(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	spans := td.SpanCount()
+	err = r.next.ConsumeTraces(ctx, td)
+	obs.EndTracesOp(ctx, dataFormat(f), spans, err)
+	switch {
+	case err == nil:
+		w.WriteHeader(http.StatusAccepted)
+	case consumererror.IsPermanent(err):
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	default:
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, err.Error(), http.StatusTooManyRequests)
+	}
+}
+
+// dataFormat is the format attribute of the receiver metrics, as the contrib receiver sets it.
+func dataFormat(f format) string {
+	if strings.HasPrefix(f.transport, "http_v1") {
+		return "zipkinV1"
+	}
+	return "zipkinV2"
+}
