@@ -126,9 +126,11 @@ func TestTLSAndClientAuth(t *testing.T) {
 			"ddtrace":    map[string]any{"tls": serverTLS},
 			"elasticapm": map[string]any{"tls": serverTLS, "auth": bearer}, // APM agents' secret token
 		},
-		"exporters": map[string]any{"elasticsearch": map[string]any{
-			"endpoints": []string{tlsES.URL},
-		}},
+		// Both exporters (logs and metrics; spans) to the HTTPS cluster.
+		"exporters": map[string]any{
+			"elasticsearch":           map[string]any{"endpoints": []string{tlsES.URL}},
+			"elasticsearch_documents": map[string]any{"endpoints": []string{tlsES.URL}},
+		},
 		"service": map[string]any{"extensions": []string{"health_check", "pprof", "zpages", "bearertokenauth", "basicauth/server"}},
 	})
 	// The cluster's own CA through the configs' ELASTICSEARCH_CA_FILE, as a user would give it.
