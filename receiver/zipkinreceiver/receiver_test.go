@@ -183,32 +183,25 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-// asMaps is td as JSON values with attribute lists made maps (tags come in map order).
-func asMaps(t *testing.T, td ptrace.Traces) any {
-	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
-	require.NoError(t, err)
-	var v any
-	require.NoError(t, json.Unmarshal(b, &v))
-	return attributesAsMaps(v)
-}
-
-func attributesAsMaps(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, item := range x {
-			x[k] = attributesAsMaps(item)
-		}
-	case []any:
-		m := map[string]any{}
-		for i, item := range x {
-			x[i] = attributesAsMaps(item)
-			if kv, ok := item.(map[string]any); ok && len(kv) == 2 && kv["key"] != nil {
-				m[kv["key"].(string)] = kv["value"]
+// asMaps is what td holds, with every attribute map as a Go map: the translator writes a span's
+// tags in Go's random map order, so the order of attributes is not compared.
+func asMaps(t *testing.T, td ptrace.Traces) []any {
+	t.Helper()
+	var out []any
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				var events []any
+				for _, ev := range s.Events().All() {
+					events = append(events, []any{ev.Name(), ev.Timestamp(), ev.Attributes().AsRaw()})
+				}
+				out = append(out, []any{
+					rs.Resource().Attributes().AsRaw(), ss.Scope().Name(), s.TraceID(), s.SpanID(), s.ParentSpanID(),
+					s.Name(), s.Kind(), s.StartTimestamp(), s.EndTimestamp(), s.Status().Code(), s.Status().Message(),
+					s.Attributes().AsRaw(), events, s.Links().Len(),
+				})
 			}
 		}
-		if len(x) > 0 && len(m) == len(x) {
-			return m
-		}
 	}
-	return v
+	return out
 }
