@@ -24,12 +24,11 @@ type spanRef struct{ resource, scope, span int }
 // spanWriter is one call's scratch: the encoder, a document, its scope's tail, and the span of
 // each document in the bulk request.
 type spanWriter struct {
-	enc    spandoc.Encoder
-	doc    []byte
-	tail   []byte
-	body   bytes.Reader
-	refs   []spanRef
-	scoped spandoc.Index
+	enc  spandoc.Encoder
+	doc  []byte
+	tail []byte
+	body bytes.Reader
+	refs []spanRef
 }
 
 func (e *documentsExporter) spanWriter() *spanWriter {
@@ -107,9 +106,11 @@ func (e *documentsExporter) addSpans(ctx context.Context, bi *docappender.BulkIn
 				continue
 			}
 			w.tail = w.enc.Tail(w.tail[:0], res, rs.SchemaUrl(), scope, ss.SchemaUrl())
-			w.scoped = spandoc.Route(spandoc.Traces, emptyMap, scope, res.Attributes())
+			// The scope's indexes serve every span and event without routing attributes of its own.
+			spanIndex := spandoc.Route(spandoc.Traces, emptyMap, scope, res.Attributes())
+			eventIndex := spandoc.Route(spandoc.Logs, emptyMap, scope, res.Attributes())
 			for k, span := range ss.Spans().All() {
-				idx := w.scoped
+				idx := spanIndex
 				if spandoc.Routes(span.Attributes()) {
 					idx = spandoc.Route(spandoc.Traces, span.Attributes(), scope, res.Attributes())
 				}
@@ -120,7 +121,10 @@ func (e *documentsExporter) addSpans(ctx context.Context, bi *docappender.BulkIn
 					return consumererror.NewPermanent(err)
 				}
 				for _, ev := range span.Events().All() {
-					idx := spandoc.Route(spandoc.Logs, ev.Attributes(), scope, res.Attributes())
+					idx := eventIndex
+					if spandoc.Routes(ev.Attributes()) {
+						idx = spandoc.Route(spandoc.Logs, ev.Attributes(), scope, res.Attributes())
+					}
 					w.doc = w.enc.AppendSpanEvent(w.doc[:0], span, ev, idx, w.tail)
 					if err := w.addDocument(bi, idx.Name, attr(attrDocumentID, ev.Attributes()), ref); err != nil {
 						e.count(ctx, "refused", int64(td.SpanCount()))

@@ -30,15 +30,14 @@ const (
 // its scope's, else its resource's name the index or the dataset and namespace; without a
 // dataset, the scope may name one; the dataset gets the .otel suffix.
 const (
-	defaultDataset      = "generic"
-	defaultNamespace    = "default"
-	otelSuffix          = ".otel"
-	maxDataStreamBytes  = 100
-	forbiddenNamespace  = "\\/*?\"<>| ,#:"
-	forbiddenDataset    = "-\\/*?\"<>| ,#:"
-	selfTelemetry       = "collectortelemetry"
-	attrEncodingFormat  = "encoding.format"
-	collectorScopeStart = "go.opentelemetry.io/collector/"
+	defaultDataset     = "generic"
+	defaultNamespace   = "default"
+	otelSuffix         = ".otel"
+	maxDataStreamBytes = 100
+	forbiddenNamespace = "\\/*?\"<>| ,#:"
+	forbiddenDataset   = "-\\/*?\"<>| ,#:"
+	selfTelemetry      = "collectortelemetry"
+	attrEncodingFormat = "encoding.format"
 )
 
 var (
@@ -104,7 +103,7 @@ func lookup(key string, maps [3]pcommon.Map) (string, bool) {
 // receiver or connector in the scope's name.
 func scopeDataset(scope pcommon.InstrumentationScope) (string, bool) {
 	name := scope.Name()
-	if strings.HasPrefix(name, collectorScopeStart) && selfTelemetryScopes[name] {
+	if selfTelemetryScopes[name] {
 		return selfTelemetry, true
 	}
 	if v, ok := scope.Attributes().Get(attrEncodingFormat); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
