@@ -21,7 +21,7 @@ var (
 		"http.request.method", "db.statement", "user.id", `we"ird`, "ключ", "a.b.c.d", "x<y>", "event.name",
 		"exception.message", "count", "ratio", "flag", "payload", "nested", "list", "empty",
 	}
-	corpusFloats = []float64{0, 1, -1, 0.5, 1.0 / 3, 1e21, 1e-7, 123456789, -2.5e-300, math.MaxFloat64, math.SmallestNonzeroFloat64, math.Copysign(0, -1)}
+	corpusFloats = []float64{0, 1, -1, 0.5, 1.0 / 3, 1e21, 1e-7, 123456789, -2.5e-300, math.MaxFloat64, math.SmallestNonzeroFloat64, math.Copysign(0, -1), -94, 999999, 1e6, 4096.25}
 )
 
 func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -71,8 +74,24 @@ func TestDocuments(t *testing.T) {
 		assert.Contains(t, doc, `"attributes":{"server.geo.location":[4.0,1.0],"client.geo.location":[2.0,3.0]}`)
 	})
 	t.Run("floats keep a radix point", func(t *testing.T) {
-		for f, want := range map[float64]string{1: "1.0", 0.5: "0.5", 1e21: "1.0e+21", 1.5e-7: "1.5e-07", math.Copysign(0, -1): "-0.0", 100: "100.0"} {
-			assert.Equal(t, want, string(appendFloat(nil, f)))
+		for f, want := range map[float64]string{
+			1: "1.0", 0.5: "0.5", 1e21: "1.0e+21", 1.5e-7: "1.5e-07", math.Copysign(0, -1): "-0.0", 100: "100.0",
+			0: "0.0", -94: "-94.0", 999999: "999999.0", 1e6: "1.0e+06", -1e6: "-1.0e+06", 123456.5: "123456.5",
+		} {
+			assert.Equal(t, want, string(appendFloat(nil, f)), "%v", f)
+		}
+	})
+	t.Run("whole numbers as strconv writes them", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for range 20000 {
+			f := math.Trunc((r.Float64()*2 - 1) * 1.2e6)
+			want := strconv.FormatFloat(f, 'g', -1, 64)
+			if !strings.ContainsAny(want, ".e") {
+				want += ".0"
+			} else if strings.Contains(want, "e") && !strings.Contains(want, ".") {
+				want = strings.Replace(want, "e", ".0e", 1)
+			}
+			require.Equal(t, want, string(appendFloat(nil, f)), "%v", f)
 		}
 	})
 	t.Run("strings escaped", func(t *testing.T) {

@@ -87,6 +87,11 @@ func appendFloat(buf []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(buf, "null"...)
 	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e6 && (f != 0 || !math.Signbit(f)) {
+		// What 'g' writes for a whole number below its exponent threshold, the common case
+		// (counts, ids, codes as doubles), without the shortest-digits search.
+		return append(strconv.AppendInt(buf, int64(f), 10), '.', '0')
+	}
 	start := len(buf)
 	buf = strconv.AppendFloat(buf, f, 'g', -1, 64)
 	num := buf[start:]
