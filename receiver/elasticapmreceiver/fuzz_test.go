@@ -45,10 +45,7 @@ func FuzzDecode(f *testing.F) {
 	for _, traces := range []int{1, 3} {
 		f.Add(tracegenBody(f, traces))
 	}
-	// Global labels, one of which a span's own label overrides: that span has a resource of its own.
-	f.Add([]byte(`{"metadata":{"service":{"name":"svc","agent":{"name":"go","version":"1"}},"labels":{"team":"a","tier":2}}}` + "\n" +
-		`{"span":{"id":"0000000000000001","trace_id":"0123456789abcdef0123456789abcdef","parent_id":"0000000000000002","name":"s","type":"db","timestamp":1,"duration":1,"context":{"tags":{"team":"b"}}}}` + "\n" +
-		`{"span":{"id":"0000000000000003","trace_id":"0123456789abcdef0123456789abcdef","parent_id":"0000000000000002","name":"s","type":"db","timestamp":1,"duration":1,"context":{"tags":{"other":"c"}}}}` + "\n"))
+	f.Add([]byte(globalLabelsBody))
 	cfg := createDefaultConfig().(*Config)
 	cfg.MaxEventSize = 64 << 10
 	r, err := newReceiver(cfg, metadatatest.NewSettings(componenttest.NewTelemetry()))
@@ -65,8 +62,8 @@ func FuzzDecode(f *testing.F) {
 		d := r.decode(context.Background(), in, bufs, res)
 		requireSameAsAPMDataAlone(t, r, body, d, res)
 		converted := d.out.Events.Total()
-		if converted != len(d.events) {
-			t.Fatalf("%d events decoded, %d converted", len(d.events), converted)
+		if converted != d.total() {
+			t.Fatalf("%d events decoded, %d converted", d.total(), converted)
 		}
 		if got := d.out.Traces.SpanCount(); got != d.out.Events[0]+d.out.Events[1] {
 			t.Fatalf("%d spans for %v", got, d.out.Events)
@@ -118,6 +115,12 @@ func (c *chunked) Read(p []byte) (int, error) {
 }
 
 // tracegenBody is traces traces of ten spans in one stream, as make bench-intake sends them.
+// globalLabelsBody has global labels, one of which a span's own label overrides: that span has a
+// resource of its own.
+const globalLabelsBody = `{"metadata":{"service":{"name":"svc","agent":{"name":"go","version":"1"}},"labels":{"team":"a","tier":2}}}` + "\n" +
+	`{"span":{"id":"0000000000000001","trace_id":"0123456789abcdef0123456789abcdef","parent_id":"0000000000000002","name":"s","type":"db","timestamp":1,"duration":1,"context":{"tags":{"team":"b"}}}}` + "\n" +
+	`{"span":{"id":"0000000000000003","trace_id":"0123456789abcdef0123456789abcdef","parent_id":"0000000000000002","name":"s","type":"db","timestamp":1,"duration":1,"context":{"tags":{"other":"c","n":2.5}}}}` + "\n"
+
 func tracegenBody(tb testing.TB, traces int) []byte {
 	tb.Helper()
 	r := rand.New(rand.NewPCG(1, 2))

@@ -32,10 +32,26 @@ const batchSize = 10
 // decoded is one request's events, converted, and the events themselves, from which a refused
 // signal is converted afresh before it is offered again.
 type decoded struct {
-	out    *convert.Output
-	events []*modelpb.APMEvent
+	out *convert.Output
+	// spans are the events spanjson decoded, attached to metadata, when they were converted;
+	// events are apm-data's (and, when the events are handed on as they are, spanjson's).
+	spans    []spanjson.Event
+	metadata *modelpb.APMEvent
+	events   []*modelpb.APMEvent
 	// bySpanjson is how many of the events spanjson decoded (apm-data decoded the rest).
 	bySpanjson int
+}
+
+// total is how many events the request had.
+func (d *decoded) total() int { return len(d.spans) + len(d.events) }
+
+// all is every event of the request in apm-data's form, spanjson's first, as they came.
+func (d *decoded) all() []*modelpb.APMEvent {
+	all := make([]*modelpb.APMEvent, 0, d.total())
+	for _, e := range d.spans {
+		all = append(all, e.Labeled(d.metadata))
+	}
+	return append(all, d.events...)
 }
 
 func (r *intakeReceiver) handleEvents(w http.ResponseWriter, req *http.Request) {
@@ -188,20 +204,24 @@ func (r *intakeReceiver) decode(ctx context.Context, body *bufio.Reader, bufs *r
 
 // appendSpans converts the events spanjson decoded, once the request's metadata is known. Those
 // whose resource is the metadata's (all but those overriding a global label) share it.
-func (r *intakeReceiver) appendSpans(ctx context.Context, events []*modelpb.APMEvent, metadata *modelpb.APMEvent, d *decoded) error {
-	d.events = append(d.events, events...)
+func (r *intakeReceiver) appendSpans(ctx context.Context, events []spanjson.Event, metadata *modelpb.APMEvent, d *decoded) error {
 	d.bySpanjson += len(events)
-	shared := events[:0] // events is not read again: d.events holds them
+	if r.cfg.Output == OutputAPMEvents {
+		for _, e := range events { // handed on as they are
+			spanjson.Attach(e, metadata)
+			d.events = append(d.events, e.Labeled(metadata))
+		}
+		return nil
+	}
+	d.spans, d.metadata = events, metadata
+	shared := make([]spanjson.Event, 0, len(events))
 	var own modelpb.Batch
 	for _, e := range events {
 		if spanjson.Attach(e, metadata) {
 			shared = append(shared, e)
 		} else {
-			own = append(own, e)
+			own = append(own, e.Labeled(metadata))
 		}
-	}
-	if r.cfg.Output == OutputAPMEvents {
-		return nil // handed on as they are
 	}
 	r.converter.AppendSpans(shared, d.out)
 	if len(own) == 0 {
@@ -229,7 +249,7 @@ func streamError(err error) (status int, msg, document string) {
 // again converts the events afresh, for a re-offer.
 func (r *intakeReceiver) again(ctx context.Context, d *decoded) *convert.Output {
 	out := convert.NewOutput()
-	batch := modelpb.Batch(d.events)
+	batch := modelpb.Batch(d.all())
 	_ = r.converter.Append(ctx, &batch, out) // converted once already, so it cannot fail now
 	return out
 }

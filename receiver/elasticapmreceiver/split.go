@@ -23,7 +23,7 @@ const maxHeldBytes = 1 << 20
 // splitStream is a request's stream, split.
 type splitStream struct {
 	// spans are the events spanjson decoded, without the request's metadata (see spanjson.Attach).
-	spans []*modelpb.APMEvent
+	spans []spanjson.Event
 	// forAPMData is what apm-data must read: the held lines, the first of them the metadata
 	// followed by spanjson.MetadataCarrier, then whatever of the body split left unread.
 	forAPMData io.Reader

@@ -82,6 +82,31 @@ func TestAgentSpansTakeTheCheapPath(t *testing.T) {
 		require.Empty(t, res.Errors, name)
 		assert.Positive(t, spans, name)
 		assert.Equal(t, spans, d.bySpanjson, name)
-		assert.Equal(t, others, len(d.events)-d.bySpanjson, name)
+		assert.Equal(t, others, d.total()-d.bySpanjson, name)
+	}
+}
+
+// TestReofferConvertsTheSameSpans: a re-offer converts, from the events kept, the spans the first
+// offer had: own labels (held apart from the events by spanjson), global ones, the span whose
+// label overrides a global one; for a first request and for one whose metadata was cached.
+func TestReofferConvertsTheSameSpans(t *testing.T) {
+	r, err := newReceiver(createDefaultConfig().(*Config), metadatatest.NewSettings(componenttest.NewTelemetry()))
+	require.NoError(t, err)
+	for _, body := range []string{globalLabelsBody, globalLabelsBody, string(tracegenBody(t, 2))} {
+		res := newResult()
+		bufs := r.buffers.get()
+		in, err := r.readerOf(httptest.NewRecorder(), strings.NewReader(body), bufs)
+		require.NoError(t, err)
+		d := r.decode(context.Background(), in, bufs, res)
+		r.buffers.put(bufs)
+		require.Empty(t, res.Errors)
+		require.Positive(t, d.bySpanjson)
+		first := spanDocuments(t, d.out.Traces)
+		assert.Equal(t, first, spanDocuments(t, r.again(context.Background(), d).Traces))
+		if body == globalLabelsBody {
+			assert.Contains(t, strings.Join(first, "\n"), `"numeric_labels.n":2.5`)
+			assert.Contains(t, strings.Join(first, "\n"), `"labels.team":"b"`)
+			assert.Equal(t, 2, d.out.Traces.ResourceSpans().Len(), "the overriding span has a resource of its own")
+		}
 	}
 }

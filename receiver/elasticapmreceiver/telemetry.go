@@ -45,7 +45,7 @@ func (r *intakeReceiver) countDecoded(ctx context.Context, d *decoded) {
 	if d.bySpanjson > 0 {
 		r.telemetry.ReceiverElasticapmDecodedEvents.Add(ctx, int64(d.bySpanjson), bySpanjson)
 	}
-	if n := len(d.events) - d.bySpanjson; n > 0 {
+	if n := d.total() - d.bySpanjson; n > 0 {
 		r.telemetry.ReceiverElasticapmDecodedEvents.Add(ctx, int64(n), byAPMData)
 	}
 }

@@ -48,8 +48,10 @@ func putRequester(m pcommon.Map, e *modelpb.APMEvent) {
 // putEventContext writes the event's own context: the attributes above, ports, HTTP, and the
 // labels the agent set on this event.
 func putEventContext(m pcommon.Map, e *modelpb.APMEvent) {
-	for _, f := range eventText {
-		putStr(m, f.key, f.of(e))
+	if e.User != nil || e.UserAgent != nil || e.Client != nil || e.Source != nil || e.Network != nil || e.Url != nil {
+		for _, f := range eventText { // a span seldom has any of them: not looked up one by one
+			putStr(m, f.key, f.of(e))
+		}
 	}
 	putPort(m, string(semconv.ClientPortKey), e.GetClient().GetPort())
 	putPort(m, string(semconv.SourcePortKey), e.GetSource().GetPort())

@@ -17,6 +17,8 @@ import (
 
 	"github.com/elastic/apm-data/model/modelpb"
 	"github.com/elastic/apm-data/model/modelprocessor"
+
+	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/spanjson"
 )
 
 // EventType names an intake event type, as the telemetry's event.type attribute says it.
@@ -123,16 +125,20 @@ func (c *Converter) Append(ctx context.Context, batch *modelpb.Batch, out *Outpu
 	return nil
 }
 
-// AppendSpans converts transaction and span events that share one resource, the first's (the
-// events of one request's metadata): the resource is looked up once, not per event.
-func (c *Converter) AppendSpans(events []*modelpb.APMEvent, out *Output) {
+// AppendSpans converts the transaction and span events spanjson decoded that share one resource,
+// the first's (the events of one request's metadata): the resource is looked up once, not per
+// event. Their own labels are their Tags; their label maps hold the global ones, if any.
+func (c *Converter) AppendSpans(events []spanjson.Event, out *Output) {
 	if len(events) == 0 {
 		return
 	}
-	spans := out.resources.spansOf(out.Traces, events[0])
+	spans := out.resources.spansOf(out.Traces, events[0].APMEvent)
 	spans.EnsureCapacity(spans.Len() + len(events))
 	for _, e := range events {
-		c.fillTraceEvent(spans.AppendEmpty(), e, out)
+		s := spans.AppendEmpty()
+		s.Attributes().EnsureCapacity(len(e.Tags) + spanAttributes)
+		c.fillTraceEvent(s, e.APMEvent, out)
+		putTags(s.Attributes(), e.Tags)
 	}
 }
 

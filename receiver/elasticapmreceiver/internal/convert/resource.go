@@ -9,6 +9,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"github.com/elastic/apm-data/model/modelpb"
+
+	"github.com/tracegate/tracegate/receiver/elasticapmreceiver/internal/spanjson"
 )
 
 // A resource holds what an agent says once per process, in the metadata line: the service,
@@ -149,6 +151,20 @@ func putLabels(m pcommon.Map, e *modelpb.APMEvent, global bool) {
 			}
 		} else if v.Value != 0 {
 			m.PutDouble(numericLabelKeys.of(k), v.Value)
+		}
+	}
+}
+
+// putTags writes the labels spanjson held beside an event as putLabels writes an event's own
+// labels from apm-data's maps.
+func putTags(m pcommon.Map, tags []spanjson.Tag) {
+	for _, t := range tags {
+		switch {
+		case t.Key == "":
+		case !t.Numeric:
+			putStr(m, labelKeys.of(t.Key), t.Str)
+		case t.Num != 0:
+			m.PutDouble(numericLabelKeys.of(t.Key), t.Num)
 		}
 	}
 }

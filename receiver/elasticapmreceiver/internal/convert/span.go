@@ -25,9 +25,12 @@ const (
 )
 
 // fillSpan sets what transactions and spans share.
+// spanAttributes is how many attributes besides its labels a span mostly has.
+const spanAttributes = 8
+
 func (c *Converter) fillSpan(s ptrace.Span, e *modelpb.APMEvent, ts uint64) {
 	// Room for the labels and the fields a span mostly has, so the attributes grow once.
-	s.Attributes().EnsureCapacity(len(e.Labels) + len(e.NumericLabels) + 8)
+	s.Attributes().EnsureCapacity(len(e.Labels) + len(e.NumericLabels) + spanAttributes)
 	c.setIDs(s, e)
 	s.SetStartTimestamp(pcommon.Timestamp(ts))
 	s.SetEndTimestamp(pcommon.Timestamp(ts + e.GetEvent().GetDuration()))

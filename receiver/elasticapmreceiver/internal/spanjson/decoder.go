@@ -30,8 +30,25 @@ const maxTimestampMicros = 9_000_000_000_000_000
 type Decoder struct {
 	arena []byte
 	chunk int
-	tags  []tag // room for a line's tags, reused from line to line
+	tags  []Tag // room for a line's tags, reused from line to line
+	// kept holds the tags of the events taken, in chunks that double from firstTags to
+	// lastTags: one allocation for many events.
+	kept      []Tag
+	keptChunk int
 }
+
+// Event is a span or transaction event Decode took. Its own labels are in Tags, not yet in the
+// event's label maps: converting them to attributes needs no map, and Labeled builds the maps
+// for whoever needs apm-data's form.
+type Event struct {
+	*modelpb.APMEvent
+	Tags []Tag
+}
+
+const (
+	firstTags = 32
+	lastTags  = 512
+)
 
 const (
 	firstChunk = 2 << 10
@@ -41,9 +58,9 @@ const (
 // Decode reads line, an NDJSON line of the intake, as a span or transaction event. ok is false
 // when the line is not one Decode takes; the line then goes to apm-data. The event has the
 // event's own fields only: Attach gives it the request's metadata.
-func (d *Decoder) Decode(line []byte) (event *modelpb.APMEvent, ok bool) {
+func (d *Decoder) Decode(line []byte) (event Event, ok bool) {
 	if !namesSpanOrTransaction(line) {
-		return nil, false // errors, metricsets, logs: not copied
+		return Event{}, false // errors, metricsets, logs: not copied
 	}
 	if len(line) > lastChunk {
 		return d.decode(bytes.Clone(line))
@@ -71,7 +88,7 @@ func namesSpanOrTransaction(line []byte) bool {
 }
 
 // decode reads a line that is one object whose only key names the event.
-func (d *Decoder) decode(line []byte) (event *modelpb.APMEvent, ok bool) {
+func (d *Decoder) decode(line []byte) (event Event, ok bool) {
 	s := scanner{b: line}
 	seen := false
 	ok = s.object(func(key []byte) bool {
@@ -84,7 +101,7 @@ func (d *Decoder) decode(line []byte) (event *modelpb.APMEvent, ok bool) {
 			sp := span{tags: d.tags[:0]}
 			taken := sp.read(&s) && sp.valid()
 			if taken {
-				event = sp.event()
+				event = Event{sp.event(), d.keep(sp.tags)}
 			}
 			d.tags = sp.tags[:0]
 			return taken
@@ -92,7 +109,7 @@ func (d *Decoder) decode(line []byte) (event *modelpb.APMEvent, ok bool) {
 			tx := transaction{tags: d.tags[:0]}
 			taken := tx.read(&s) && tx.valid()
 			if taken {
-				event = tx.event()
+				event = Event{tx.event(), d.keep(tx.tags)}
 			}
 			d.tags = tx.tags[:0]
 			return taken
@@ -100,9 +117,23 @@ func (d *Decoder) decode(line []byte) (event *modelpb.APMEvent, ok bool) {
 		return false
 	})
 	if !ok || !seen || !s.atEnd() {
-		return nil, false
+		return Event{}, false
 	}
 	return event, true
+}
+
+// keep copies an event's tags into the chunk of kept tags.
+func (d *Decoder) keep(tags []Tag) []Tag {
+	if len(tags) == 0 {
+		return nil
+	}
+	if cap(d.kept)-len(d.kept) < len(tags) {
+		d.keptChunk = min(max(2*d.keptChunk, firstTags), lastTags)
+		d.kept = make([]Tag, 0, max(d.keptChunk, len(tags)))
+	}
+	start := len(d.kept)
+	d.kept = append(d.kept, tags...)
+	return d.kept[start:len(d.kept):len(d.kept)]
 }
 
 // optStr is a string field: set says whether the line had it (null counts as absent).
@@ -153,12 +184,12 @@ func representativeCount(rate float64) float64 {
 	return 0
 }
 
-// tag is one of an event's labels: a string, a bool (stored as its text) or a number.
-type tag struct {
-	key     string
-	str     string
-	num     float64
-	numeric bool
+// Tag is one of an event's labels: a string, a bool (stored as its text) or a number.
+type Tag struct {
+	Key     string
+	Str     string
+	Num     float64
+	Numeric bool
 }
 
 // maxNames bounds the labels and headers of a line spanjson takes: the check for a name given
@@ -167,7 +198,7 @@ const maxNames = 64
 
 // readTags reads an event's labels (context.tags). A key given twice, or tags given twice, are
 // declined.
-func readTags(s *scanner, dst *[]tag) bool {
+func readTags(s *scanner, dst *[]Tag) bool {
 	if len(*dst) > 0 {
 		return false
 	}
@@ -179,36 +210,36 @@ func readTags(s *scanner, dst *[]tag) bool {
 			return false
 		}
 		for _, t := range *dst {
-			if t.key == view(key) {
+			if t.Key == view(key) {
 				return false
 			}
 		}
 		if s.null() {
 			return true // apm-data takes a null label and drops it
 		}
-		t := tag{key: view(key)}
+		t := Tag{Key: view(key)}
 		switch s.peek() {
 		case '"':
 			v, ok := s.str()
 			if !ok || utf8.RuneCountInString(v) > maxKeyword {
 				return false
 			}
-			t.str = v
+			t.Str = v
 		case 't', 'f':
 			v, ok := s.boolean()
 			if !ok {
 				return false
 			}
-			t.str = boolText(v)
+			t.Str = boolText(v)
 		default:
 			text, ok := s.number()
 			if !ok {
 				return false
 			}
-			if t.num, ok = parseFloat(text); !ok {
+			if t.Num, ok = parseFloat(text); !ok {
 				return false
 			}
-			t.numeric = true
+			t.Numeric = true
 		}
 		*dst = append(*dst, t)
 		return true
@@ -216,10 +247,10 @@ func readTags(s *scanner, dst *[]tag) bool {
 }
 
 // labelsOf is an event's tags as apm-data's label maps, their values allocated at once.
-func labelsOf(tags []tag) (modelpb.Labels, modelpb.NumericLabels) {
+func labelsOf(tags []Tag) (modelpb.Labels, modelpb.NumericLabels) {
 	numbers := 0
 	for _, t := range tags {
-		if t.numeric {
+		if t.Numeric {
 			numbers++
 		}
 	}
@@ -235,13 +266,13 @@ func labelsOf(tags []tag) (modelpb.Labels, modelpb.NumericLabels) {
 	}
 	ns, ss := 0, 0
 	for _, t := range tags {
-		if t.numeric {
-			numValues[ns].Value = t.num
-			numeric[t.key] = &numValues[ns]
+		if t.Numeric {
+			numValues[ns].Value = t.Num
+			numeric[t.Key] = &numValues[ns]
 			ns++
 		} else {
-			strValues[ss].Value = t.str
-			labels[t.key] = &strValues[ss]
+			strValues[ss].Value = t.Str
+			labels[t.Key] = &strValues[ss]
 			ss++
 		}
 	}
@@ -308,11 +339,11 @@ func readUint64(s *scanner, dst **uint64) bool {
 func durationNanos(ms float64) uint64 { return uint64(ms * float64(time.Millisecond)) }
 
 // Attach gives an event what apm-data copies into every event from the request's metadata: the
-// resource's messages (shared with base, which is not changed) and the global labels, which the
-// event's own labels override. It reports whether the event's resource is still base's: a
-// global label the event overrode is not on its resource.
-func Attach(e, base *modelpb.APMEvent) (sameResource bool) {
-	sameResource = !overrides(e, base)
+// resource's messages and the global labels (shared with base, which is not changed). It reports
+// whether the event's resource is still base's: a global label the event's own label overrides
+// is not on its resource. The event's own labels stay in its Tags until Labeled merges them.
+func Attach(e Event, base *modelpb.APMEvent) (sameResource bool) {
+	sameResource = !overrides(e.Tags, base)
 	if e.Service != nil { // a span's service target
 		svc := base.GetService().CloneVT()
 		if svc == nil {
@@ -326,25 +357,28 @@ func Attach(e, base *modelpb.APMEvent) (sameResource bool) {
 	e.Agent, e.Cloud, e.Container, e.Host = base.Agent, base.Cloud, base.Container, base.Host
 	e.Kubernetes, e.Network, e.Process, e.User = base.Kubernetes, base.Network, base.Process, base.User
 	e.Faas, e.Device, e.Observer, e.DataStream, e.System = base.Faas, base.Device, base.Observer, base.DataStream, base.System
-	e.Labels = mergeLabels(base.Labels, e.Labels)
-	e.NumericLabels = mergeLabels(base.NumericLabels, e.NumericLabels)
+	e.Labels, e.NumericLabels = base.Labels, base.NumericLabels
 	return sameResource
 }
 
-// overrides reports whether one of e's own labels has the name of a global label of base.
-func overrides(e, base *modelpb.APMEvent) bool {
-	global := func(k string) bool {
-		_, s := base.Labels[k]
-		_, n := base.NumericLabels[k]
-		return s || n
+// Labeled is the attached event as apm-data gives it: its label maps hold the global labels of
+// base, overridden by the event's own.
+func (e Event) Labeled(base *modelpb.APMEvent) *modelpb.APMEvent {
+	labels, numeric := labelsOf(e.Tags)
+	e.Labels = mergeLabels(base.Labels, labels)
+	e.NumericLabels = mergeLabels(base.NumericLabels, numeric)
+	return e.APMEvent
+}
+
+// overrides reports whether one of tags has the name of a global label of base.
+func overrides(tags []Tag, base *modelpb.APMEvent) bool {
+	if len(base.Labels) == 0 && len(base.NumericLabels) == 0 {
+		return false
 	}
-	for k := range e.Labels {
-		if global(k) {
-			return true
-		}
-	}
-	for k := range e.NumericLabels {
-		if global(k) {
+	for _, t := range tags {
+		_, s := base.Labels[t.Key]
+		_, n := base.NumericLabels[t.Key]
+		if s || n {
 			return true
 		}
 	}

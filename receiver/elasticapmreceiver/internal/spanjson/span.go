@@ -18,7 +18,7 @@ type span struct {
 	dest                                 destination
 	http                                 httpContext
 	targetType, targetName               optStr // context.service.target
-	tags                                 []tag
+	tags                                 []Tag
 }
 
 type database struct {

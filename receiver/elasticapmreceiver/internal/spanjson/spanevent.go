@@ -56,9 +56,6 @@ func (sp *span) event() *modelpb.APMEvent {
 	if target := sp.target(); target != nil {
 		e.Service = &modelpb.Service{Target: target}
 	}
-	if len(sp.tags) > 0 {
-		e.Labels, e.NumericLabels = labelsOf(sp.tags)
-	}
 	return e
 }
 

@@ -54,12 +54,14 @@ func baseOf(tb testing.TB, meta string) *modelpb.APMEvent {
 }
 
 // requireSameAsAPMData checks that line, which Decode took, is what apm-data makes of it.
-func requireSameAsAPMData(tb testing.TB, meta string, line []byte, got *modelpb.APMEvent) {
+func requireSameAsAPMData(tb testing.TB, meta string, line []byte, decoded Event) {
 	tb.Helper()
 	want, ok := apmData(tb, meta+"\n"+string(line)+"\n")
 	require.Truef(tb, ok, "apm-data refuses a line Decode took: %s", line)
 	require.Len(tb, want, 1)
-	Attach(got, baseOf(tb, meta))
+	base := baseOf(tb, meta)
+	Attach(decoded, base)
+	got := decoded.Labeled(base)
 	sortHeaders(want[0])
 	sortHeaders(got)
 	if !proto.Equal(want[0], got) {

@@ -22,7 +22,7 @@ type transaction struct {
 	started, dropped                                  *uint32
 	request                                           request
 	response                                          response
-	tags                                              []tag
+	tags                                              []Tag
 }
 
 // request is the incoming HTTP request (context.request).
@@ -346,9 +346,6 @@ func (tx *transaction) event() *modelpb.APMEvent {
 	e.Trace.Id = tx.traceID.v
 	tx.request.setOn(e)
 	tx.response.setOn(e)
-	if len(tx.tags) > 0 {
-		e.Labels, e.NumericLabels = labelsOf(tx.tags)
-	}
 	return e
 }
 
