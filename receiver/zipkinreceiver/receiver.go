@@ -16,11 +16,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/zipkin/zipkinv1"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/zipkin/zipkinv2"
 
 	"github.com/tracegate/tracegate/internal/zipkinjson"
+	"github.com/tracegate/tracegate/receiver/zipkinreceiver/internal/metadata"
 )
 
 // A request's format, as the contrib receiver names its transports in the receiver metrics
@@ -37,6 +40,9 @@ type zipkinReceiver struct {
 
 	v1JSON, v1Thrift, v2JSON, v2Proto, v2ProtoDebug format
 	obsreports                                      map[string]*receiverhelper.ObsReport
+	// telemetry counts requests by reply: the receiver metrics count spans, and a body that
+	// does not decode has none to count.
+	telemetry *metadata.TelemetryBuilder
 
 	server *http.Server
 	served sync.WaitGroup
@@ -52,6 +58,11 @@ func newReceiver(cfg *Config, next consumer.Traces, set receiver.Settings) (*zip
 		v2ProtoDebug: format{"http_v2_proto", zipkinv2.NewProtobufTracesUnmarshaler(true, cfg.ParseStringTags)},
 		obsreports:   map[string]*receiverhelper.ObsReport{},
 	}
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	r.telemetry = tb
 	for _, f := range []format{r.v1JSON, r.v1Thrift, r.v2JSON, r.v2Proto} {
 		obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
 			ReceiverID: set.ID, Transport: f.transport, ReceiverCreateSettings: set,
@@ -93,6 +104,7 @@ func (r *zipkinReceiver) Shutdown(context.Context) error {
 		err = r.server.Close()
 	}
 	r.served.Wait()
+	r.telemetry.Shutdown()
 	return err
 }
 
@@ -119,30 +131,42 @@ func (r *zipkinReceiver) formatOf(req *http.Request) format {
 // the pipeline refuses for good; 429 with Retry-After when it refuses them for now (a full buffer).
 func (r *zipkinReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	f := r.formatOf(req)
+	status, msg := r.take(req, f)
+	r.telemetry.ReceiverZipkinRequests.Add(req.Context(), 1, metric.WithAttributeSet(attribute.NewSet(
+		attribute.String("transport", f.transport), attribute.Int("http.response.status_code", status))))
+	switch status {
+	case http.StatusAccepted:
+		w.WriteHeader(status)
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+		fallthrough
+	default:
+		http.Error(w, msg, status)
+	}
+}
+
+// take reads, decodes and hands on a request's spans, and says how to answer.
+func (r *zipkinReceiver) take(req *http.Request, f format) (status int, msg string) {
 	obs := r.obsreports[f.transport]
-	ctx := obs.StartTracesOp(req.Context())
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
-		http.Error(w, fmt.Sprintf("reading the body: %v", err), http.StatusBadRequest)
-		return
+		return http.StatusBadRequest, fmt.Sprintf("reading the body: %v", err)
 	}
 	td, err := f.decode.UnmarshalTraces(body)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return http.StatusBadRequest, err.Error()
 	}
 	spans := td.SpanCount()
+	ctx := obs.StartTracesOp(req.Context())
 	err = r.next.ConsumeTraces(ctx, td)
 	obs.EndTracesOp(ctx, dataFormat(f), spans, err)
 	switch {
 	case err == nil:
-		w.WriteHeader(http.StatusAccepted)
+		return http.StatusAccepted, ""
 	case consumererror.IsPermanent(err):
-		http.Error(w, err.Error(), http.StatusBadRequest)
-	default:
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, err.Error(), http.StatusTooManyRequests)
+		return http.StatusBadRequest, err.Error()
 	}
+	return http.StatusTooManyRequests, err.Error()
 }
 
 // dataFormat is the format attribute of the receiver metrics, as the contrib receiver sets it.

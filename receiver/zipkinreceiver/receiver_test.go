@@ -27,8 +27,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/tracegate/tracegate/receiver/zipkinreceiver/internal/metadata"
+	"github.com/tracegate/tracegate/receiver/zipkinreceiver/internal/metadatatest"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -65,6 +69,11 @@ func freeEndpoint(t *testing.T) string {
 // started runs a receiver the factory makes (ours or contrib's) into next; it returns its URL.
 func started(t *testing.T, f receiver.Factory, next consumer.Traces) string {
 	t.Helper()
+	return startedWith(t, f, next, receivertest.NewNopSettings(f.Type()))
+}
+
+func startedWith(t *testing.T, f receiver.Factory, next consumer.Traces, set receiver.Settings) string {
+	t.Helper()
 	cfg := f.CreateDefaultConfig()
 	endpoint := freeEndpoint(t)
 	switch c := cfg.(type) {
@@ -73,7 +82,7 @@ func started(t *testing.T, f receiver.Factory, next consumer.Traces) string {
 	case *contribzipkin.Config:
 		c.NetAddr.Endpoint = endpoint
 	}
-	r, err := f.CreateTraces(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, next)
+	r, err := f.CreateTraces(context.Background(), set, cfg, next)
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, r.Shutdown(context.Background())) })
@@ -173,12 +182,18 @@ func TestRefusals(t *testing.T) {
 			if tc.next != nil {
 				next = consumertest.NewErr(tc.next)
 			}
-			url := started(t, NewFactory(), next)
+			tel := componenttest.NewTelemetry()
+			t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+			url := startedWith(t, NewFactory(), next, metadatatest.NewSettings(tel))
 			resp := post(t, url, "/api/v2/spans", "application/json", []byte(tc.body), false)
 			assert.Equal(t, tc.wantStatus, resp.StatusCode)
 			if tc.wantStatus == http.StatusTooManyRequests {
 				assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 			}
+			metadatatest.AssertEqualReceiverZipkinRequests(t, tel, []metricdata.DataPoint[int64]{{
+				Value: 1, Attributes: attribute.NewSet(
+					attribute.Int("http.response.status_code", tc.wantStatus), attribute.String("transport", "http_v2_json")),
+			}}, metricdatatest.IgnoreTimestamp(), metricdatatest.IgnoreExemplars())
 		})
 	}
 }
