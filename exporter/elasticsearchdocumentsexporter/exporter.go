@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/elastic/elastic-transport-go/v8/elastictransport"
 	"github.com/elastic/go-docappender/v2"
@@ -129,7 +130,7 @@ func (e *documentsExporter) consumeLogs(ctx context.Context, ld plog.Logs) error
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
-	stat, err := bi.Flush(ctx)
+	stat, err := e.flush(ctx, bi, logsSignal)
 	if err != nil {
 		return e.requestFailed(ctx, err, len(records))
 	}
@@ -228,6 +229,20 @@ func (e *documentsExporter) answered(ctx context.Context, stat docappender.BulkI
 	e.count(ctx, "duplicate", duplicates)
 	e.count(ctx, "refused", refused)
 	e.count(ctx, "retried", retried)
+}
+
+// The signal attribute's values, built once.
+var (
+	logsSignal   = metric.WithAttributeSet(attribute.NewSet(attribute.String("signal", "logs")))
+	tracesSignal = metric.WithAttributeSet(attribute.NewSet(attribute.String("signal", "traces")))
+)
+
+// flush sends the bulk request and records how long Elasticsearch took to answer, or to fail.
+func (e *documentsExporter) flush(ctx context.Context, bi *docappender.BulkIndexer, signal metric.RecordOption) (docappender.BulkIndexerResponseStat, error) {
+	start := time.Now()
+	stat, err := bi.Flush(ctx)
+	e.telemetry.ExporterElasticsearchDocumentsBulkDuration.Record(ctx, time.Since(start).Seconds(), signal)
+	return stat, err
 }
 
 func (e *documentsExporter) count(ctx context.Context, outcome string, n int64) {

@@ -119,6 +119,7 @@ func TestStoredAsTheyAre(t *testing.T) {
 	metadatatest.AssertEqualExporterElasticsearchDocumentsDocuments(t, s.tel, []metricdata.DataPoint[int64]{
 		outcome("stored", 3), outcome("duplicate", 3),
 	}, metricdatatest.IgnoreTimestamp())
+	assert.Equal(t, map[string]uint64{"logs": 2}, bulksTimed(t, s.tel))
 }
 
 func TestRetryableItemsComeBack(t *testing.T) {

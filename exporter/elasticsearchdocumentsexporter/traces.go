@@ -62,7 +62,7 @@ func (e *documentsExporter) consumeTraces(ctx context.Context, td ptrace.Traces)
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
-	stat, err := bi.Flush(ctx)
+	stat, err := e.flush(ctx, bi, tracesSignal)
 	if err != nil {
 		return e.requestFailed(ctx, err, len(w.refs))
 	}

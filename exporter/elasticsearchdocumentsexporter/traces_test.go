@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -71,6 +72,21 @@ func TestSpansStored(t *testing.T) {
 	metadatatest.AssertEqualExporterElasticsearchDocumentsDocuments(t, s.tel, []metricdata.DataPoint[int64]{
 		outcome("stored", 10), outcome("duplicate", 6),
 	}, metricdatatest.IgnoreTimestamp())
+	assert.Equal(t, map[string]uint64{"traces": 2}, bulksTimed(t, s.tel))
+}
+
+// bulksTimed is how many bulk requests the duration histogram holds, by signal.
+func bulksTimed(t *testing.T, tel *componenttest.Telemetry) map[string]uint64 {
+	t.Helper()
+	m, err := tel.GetMetric("otelcol.exporter.elasticsearch_documents.bulk.duration")
+	require.NoError(t, err)
+	counts := map[string]uint64{}
+	for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+		signal, _ := dp.Attributes.Value("signal")
+		counts[signal.AsString()] += dp.Count
+		assert.Positive(t, dp.Sum)
+	}
+	return counts
 }
 
 func TestRetryableSpansComeBack(t *testing.T) {

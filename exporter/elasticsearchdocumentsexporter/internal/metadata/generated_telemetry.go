@@ -23,10 +23,11 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                                   metric.Meter
-	mu                                      sync.Mutex
-	registrations                           []metric.Registration
-	ExporterElasticsearchDocumentsDocuments metric.Int64Counter
+	meter                                      metric.Meter
+	mu                                         sync.Mutex
+	registrations                              []metric.Registration
+	ExporterElasticsearchDocumentsBulkDuration metric.Float64Histogram
+	ExporterElasticsearchDocumentsDocuments    metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -58,6 +59,13 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ExporterElasticsearchDocumentsBulkDuration, err = builder.meter.Float64Histogram(
+		"otelcol.exporter.elasticsearch_documents.bulk.duration",
+		metric.WithDescription("Time from sending a bulk request to Elasticsearch's answer (or the request's failure), by signal. [Alpha]"),
+		metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries([]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}...),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterElasticsearchDocumentsDocuments, err = builder.meter.Int64Counter(
 		"otelcol.exporter.elasticsearch_documents.documents",
 		metric.WithDescription("Documents sent in bulk requests, by what Elasticsearch answered for each. [Alpha]"),

@@ -19,7 +19,11 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ExporterElasticsearchDocumentsBulkDuration.Record(context.Background(), 1)
 	tb.ExporterElasticsearchDocumentsDocuments.Add(context.Background(), 1)
+	AssertEqualExporterElasticsearchDocumentsBulkDuration(t, testTel,
+		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterElasticsearchDocumentsDocuments(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
