@@ -1,6 +1,9 @@
 package bufferprocessor
 
 import (
+	"errors"
+
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -41,6 +44,9 @@ type signal[T any] interface {
 	// probeWhole reports that the circuit breaker's probe must be the whole batch: a metric batch
 	// cut in two would be grouped into different documents than the first attempt's.
 	probeWhole() bool
+	// handedBack is the part of a batch a retryable error carries back (consumererror.Traces,
+	// Logs), when the next consumer accepted the rest: only that part needs sending again.
+	handedBack(err error) (T, bool)
 }
 
 type tracesSignal struct{}
@@ -56,6 +62,14 @@ func (tracesSignal) unref(td ptrace.Traces)         { pref.UnrefTraces(td) }
 func (tracesSignal) markOwned(td ptrace.Traces)     { pref.MarkPipelineOwnedTraces(td) }
 func (tracesSignal) readOnly(td ptrace.Traces) bool { return td.IsReadOnly() }
 func (tracesSignal) probeWhole() bool               { return false }
+
+func (tracesSignal) handedBack(err error) (ptrace.Traces, bool) {
+	var back consumererror.Traces
+	if errors.As(err, &back) {
+		return back.Data(), true
+	}
+	return ptrace.Traces{}, false
+}
 
 func (tracesSignal) marshal(td ptrace.Traces) ([]byte, error) {
 	return (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
@@ -117,6 +131,15 @@ func (logsSignal) unref(ld plog.Logs)         { pref.UnrefLogs(ld) }
 func (logsSignal) markOwned(ld plog.Logs)     { pref.MarkPipelineOwnedLogs(ld) }
 func (logsSignal) readOnly(ld plog.Logs) bool { return ld.IsReadOnly() }
 func (logsSignal) probeWhole() bool           { return false }
+
+func (logsSignal) handedBack(err error) (plog.Logs, bool) {
+	var back consumererror.Logs
+	if errors.As(err, &back) {
+		return back.Data(), true
+	}
+	return plog.Logs{}, false
+}
+
 func (logsSignal) marshal(ld plog.Logs) ([]byte, error) {
 	return (&plog.ProtoMarshaler{}).MarshalLogs(ld)
 }
@@ -177,6 +200,9 @@ func (metricsSignal) unref(md pmetric.Metrics)         { pref.UnrefMetrics(md) }
 func (metricsSignal) markOwned(md pmetric.Metrics)     { pref.MarkPipelineOwnedMetrics(md) }
 func (metricsSignal) readOnly(md pmetric.Metrics) bool { return md.IsReadOnly() }
 func (metricsSignal) probeWhole() bool                 { return true }
+
+// handedBack: never for metrics, sent again whole for the reason of probeWhole.
+func (metricsSignal) handedBack(error) (pmetric.Metrics, bool) { return pmetric.Metrics{}, false }
 
 func (metricsSignal) marshal(md pmetric.Metrics) ([]byte, error) {
 	return (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)

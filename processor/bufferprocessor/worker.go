@@ -227,6 +227,7 @@ func (p *bufferProcessor[T]) deliverPart(flight int, part *batch[T], form waitFo
 			if outcome := p.attemptOutcome(r, err, headDropped); outcome != partRetrying {
 				return outcome
 			}
+			p.keepHandedBack(r, err)
 		}
 		recovered := p.attemptFailed(r.attempt)
 		p.inFlight.markRetrying(r.flight)
@@ -266,6 +267,26 @@ func (p *bufferProcessor[T]) attemptOutcome(r *partRetry[T], err error, headDrop
 		return partDropped
 	}
 	return partRetrying
+}
+
+// keepHandedBack narrows a part the next consumer took in part to what it handed back in its
+// retryable error (the Elasticsearch exporters hand back the documents refused with 429 or 5xx):
+// sending the accepted items again would only make copies, encoded and refused (409) again.
+func (p *bufferProcessor[T]) keepHandedBack(r *partRetry[T], err error) {
+	back, ok := p.sig.handedBack(err)
+	if !ok {
+		return
+	}
+	left := p.sig.items(back)
+	if left == 0 || left >= r.items {
+		return
+	}
+	p.items.delivered.Add(p.ctx, r.items-left, p.attrs)
+	rest := p.refs().newOwned()
+	p.sig.copyAll(back, rest) // back may be the consumer's: copied, not moved
+	p.refs().release(r.part)
+	r.part.form, r.part.data = formDecoded, rest
+	r.items = left
 }
 
 // probeItems bounds what a probe sends (spans, log records; a metric batch is probed whole:
