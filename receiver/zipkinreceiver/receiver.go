@@ -42,7 +42,8 @@ type zipkinReceiver struct {
 	obsreports                                      map[string]*receiverhelper.ObsReport
 	// telemetry counts requests by reply: the receiver metrics count spans, and a body that
 	// does not decode has none to count.
-	telemetry *metadata.TelemetryBuilder
+	telemetry    *metadata.TelemetryBuilder
+	requestAttrs map[requestKey]metric.MeasurementOption
 
 	server *http.Server
 	served sync.WaitGroup
@@ -57,6 +58,7 @@ func newReceiver(cfg *Config, next consumer.Traces, set receiver.Settings) (*zip
 		v2Proto:      format{"http_v2_proto", zipkinv2.NewProtobufTracesUnmarshaler(false, cfg.ParseStringTags)},
 		v2ProtoDebug: format{"http_v2_proto", zipkinv2.NewProtobufTracesUnmarshaler(true, cfg.ParseStringTags)},
 		obsreports:   map[string]*receiverhelper.ObsReport{},
+		requestAttrs: map[requestKey]metric.MeasurementOption{},
 	}
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
@@ -64,6 +66,7 @@ func newReceiver(cfg *Config, next consumer.Traces, set receiver.Settings) (*zip
 	}
 	r.telemetry = tb
 	for _, f := range []format{r.v1JSON, r.v1Thrift, r.v2JSON, r.v2Proto} {
+		addRequestSets(r.requestAttrs, f.transport)
 		obs, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
 			ReceiverID: set.ID, Transport: f.transport, ReceiverCreateSettings: set,
 		})
@@ -132,8 +135,7 @@ func (r *zipkinReceiver) formatOf(req *http.Request) format {
 func (r *zipkinReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	f := r.formatOf(req)
 	status, msg := r.take(req, f)
-	r.telemetry.ReceiverZipkinRequests.Add(req.Context(), 1, metric.WithAttributeSet(attribute.NewSet(
-		attribute.String("transport", f.transport), attribute.Int("http.response.status_code", status))))
+	r.telemetry.ReceiverZipkinRequests.Add(req.Context(), 1, r.requestAttrs[requestKey{f.transport, status}])
 	switch status {
 	case http.StatusAccepted:
 		w.WriteHeader(status)
@@ -167,6 +169,21 @@ func (r *zipkinReceiver) take(req *http.Request, f format) (status int, msg stri
 		return http.StatusBadRequest, err.Error()
 	}
 	return http.StatusTooManyRequests, err.Error()
+}
+
+// requestKey is one series of the requests metric.
+type requestKey struct {
+	transport string
+	status    int
+}
+
+// addRequestSets adds the requests metric's attribute sets of transport, one per reply take
+// gives: built once, not per request.
+func addRequestSets(sets map[requestKey]metric.MeasurementOption, transport string) {
+	for _, status := range []int{http.StatusAccepted, http.StatusBadRequest, http.StatusTooManyRequests} {
+		sets[requestKey{transport, status}] = metric.WithAttributeSet(attribute.NewSet(
+			attribute.String("transport", transport), attribute.Int("http.response.status_code", status)))
+	}
 }
 
 // dataFormat is the format attribute of the receiver metrics, as the contrib receiver sets it.

@@ -149,9 +149,16 @@ func putLabels(m pcommon.Map, e *modelpb.APMEvent, global bool) {
 			for _, n := range v.Values {
 				s.AppendEmpty().SetDouble(n)
 			}
-		} else if v.Value != 0 {
-			m.PutDouble(numericLabelKeys.of(k), v.Value)
+		} else {
+			putNumericLabel(m, k, v.Value)
 		}
+	}
+}
+
+// putNumericLabel writes a single numeric label; 0 is left out (a label never set reads 0).
+func putNumericLabel(m pcommon.Map, name string, v float64) {
+	if v != 0 {
+		m.PutDouble(numericLabelKeys.of(name), v)
 	}
 }
 
@@ -161,10 +168,10 @@ func putTags(m pcommon.Map, tags []spanjson.Tag) {
 	for _, t := range tags {
 		switch {
 		case t.Key == "":
-		case !t.Numeric:
+		case t.Numeric:
+			putNumericLabel(m, t.Key, t.Num)
+		default:
 			putStr(m, labelKeys.of(t.Key), t.Str)
-		case t.Num != 0:
-			m.PutDouble(numericLabelKeys.of(t.Key), t.Num)
 		}
 	}
 }

@@ -24,10 +24,10 @@ const (
 	flagIsRemote    = 0x200
 )
 
-// fillSpan sets what transactions and spans share.
 // spanAttributes is how many attributes besides its labels a span mostly has.
 const spanAttributes = 8
 
+// fillSpan sets what transactions and spans share.
 func (c *Converter) fillSpan(s ptrace.Span, e *modelpb.APMEvent, ts uint64) {
 	// Room for the labels and the fields a span mostly has, so the attributes grow once.
 	s.Attributes().EnsureCapacity(len(e.Labels) + len(e.NumericLabels) + spanAttributes)
